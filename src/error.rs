@@ -1,0 +1,59 @@
+//! The engine's one error type. Every fallible public function returns [`Result`]; the wasm
+//! module turns an [`Error`] into a JavaScript `Error` carrying the same message.
+
+/// Everything that can go wrong in the engine, phrased so a user can act on it.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A line of a JSONL file could not be used. `line` is 1-based.
+    #[error("{source_name}, line {line}: {message}")]
+    Jsonl {
+        /// File name or other label of the input (for example `corpus.jsonl`).
+        source_name: String,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong with that line.
+        message: String,
+    },
+    /// A passage that cannot be indexed (for example a duplicate id).
+    #[error("passage {id:?}: {message}")]
+    Passage {
+        /// The passage id as given.
+        id: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// A configuration value outside its valid range.
+    #[error("invalid configuration: {0}")]
+    Config(String),
+    /// A retrieval method name that Cairn does not know.
+    #[error("unknown method {name:?} (known methods: {known})")]
+    UnknownMethod {
+        /// The name as given.
+        name: String,
+        /// Comma-separated list of known method names.
+        known: String,
+    },
+    /// The index was queried before [`crate::Index::build`] or equivalent.
+    #[error("the index is not built yet: add passages and build it first")]
+    NotBuilt,
+    /// A dataset folder is missing or incomplete.
+    #[error("dataset {path}: {message}")]
+    Dataset {
+        /// The folder or file.
+        path: String,
+        /// What is wrong with it.
+        message: String,
+    },
+    /// An I/O failure, with the path it concerns.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// `Result` with [`Error`].
+pub type Result<T, E = Error> = std::result::Result<T, E>;

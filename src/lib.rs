@@ -1,0 +1,25 @@
+//! Cairn: multi-hop retrieval for RAG that runs entirely in the browser.
+//!
+//! The engine is plain, synchronous, deterministic Rust; it compiles natively (CLI, tests,
+//! benchmarks) and to `wasm32-unknown-unknown` (the browser package in `pkg/`). Only the
+//! [`wasm`] module knows about JavaScript. See `../shared/design/ARCHITECTURE.md` for the layout
+//! and `../shared/design/METHOD.md` for the specification of every method.
+//!
+//! Version 0 ships the ground every later method stands on:
+//! - [`corpus`]: passages and their loaders (JSONL, plain text, Markdown);
+//! - [`text`]: the retrieval tokenizer (Unicode words, lowercase, English stop words, Snowball);
+//! - [`index`]: the [`index::Index`] and its first ranking method, BM25;
+//! - [`eval`]: datasets, Recall@k, FCR and the evaluation harness every method reports through.
+
+pub mod corpus;
+pub mod error;
+pub mod eval;
+pub mod index;
+pub mod text;
+
+#[cfg(target_arch = "wasm32")]
+pub mod wasm;
+
+pub use corpus::{Corpus, Passage};
+pub use error::{Error, Result};
+pub use index::{Hit, Index, IndexConfig, Method};

@@ -1,0 +1,159 @@
+//! Text analysis for lexical retrieval (BM25) and query-term highlighting.
+//!
+//! The analysis chain, in order (the usual one for English ad-hoc retrieval, as in Lucene's
+//! `EnglishAnalyzer` and Anserini's defaults):
+//! 1. word segmentation by Unicode's word-boundary rules (UAX #29, `unicode-segmentation`), so
+//!    any script is split into words and nothing is dropped for being non-English;
+//! 2. Unicode lower-casing, and the typographic apostrophe (U+2019) folded to `'`;
+//! 3. removal of English stop words (NLTK's list of 179 words, via the `stop-words` crate);
+//! 4. Snowball English (Porter2) stemming (`rust-stemmers`).
+//!
+//! Words made only of punctuation never appear (UAX #29 yields them as non-words).
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use rust_stemmers::{Algorithm, Stemmer};
+use unicode_segmentation::UnicodeSegmentation;
+
+/// Words longer than this many bytes are not indexed (they are almost always garbage such as
+/// base64 blobs or URLs and would only bloat the vocabulary).
+pub const MAX_TERM_BYTES: usize = 64;
+
+/// One analysed word: its index term and where it stands in the input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Token {
+    /// The index term: lower-cased, stemmed.
+    pub term: String,
+    /// Byte offset of the word's first byte in the analysed text.
+    pub start: usize,
+    /// Byte offset one past the word's last byte.
+    pub end: usize,
+}
+
+/// The English analysis chain described in the module docs.
+///
+/// Cheap to share: build one with [`Analyzer::english`] and reuse it. `Analyzer` is `Send + Sync`.
+pub struct Analyzer {
+    stemmer: Stemmer,
+    stop_words: &'static HashSet<&'static str>,
+}
+
+impl std::fmt::Debug for Analyzer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Analyzer").field("language", &"english").finish()
+    }
+}
+
+fn english_stop_words() -> &'static HashSet<&'static str> {
+    static WORDS: OnceLock<HashSet<&'static str>> = OnceLock::new();
+    WORDS.get_or_init(|| {
+        stop_words::lookup("en")
+            .map(|w| w.iter().copied().collect())
+            .unwrap_or_default()
+    })
+}
+
+impl Default for Analyzer {
+    fn default() -> Self {
+        Self::english()
+    }
+}
+
+impl Analyzer {
+    /// The English chain: UAX #29 words, lower case, NLTK stop words removed, Porter2 stems.
+    pub fn english() -> Self {
+        Analyzer { stemmer: Stemmer::create(Algorithm::English), stop_words: english_stop_words() }
+    }
+
+    /// Whether `word` (already lower-cased) is an English stop word.
+    pub fn is_stop_word(&self, word: &str) -> bool {
+        self.stop_words.contains(word)
+    }
+
+    /// Analyse `text` into tokens with byte offsets into `text`, in reading order.
+    ///
+    /// Stop words and words over [`MAX_TERM_BYTES`] are skipped. Never fails: any UTF-8 text is
+    /// accepted, and text in other scripts yields its words lower-cased and (harmlessly) passed
+    /// through the English stemmer.
+    pub fn tokens(&self, text: &str) -> Vec<Token> {
+        let mut out = Vec::new();
+        self.for_each_token(text, |term, start, end| {
+            out.push(Token { term: term.to_string(), start, end })
+        });
+        out
+    }
+
+    /// Analyse `text` into index terms only (no offsets).
+    pub fn terms(&self, text: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        self.for_each_token(text, |term, _, _| out.push(term.to_string()));
+        out
+    }
+
+    /// Call `f(term, start, end)` for each token of `text`, without allocating a `Token` each.
+    pub fn for_each_token(&self, text: &str, mut f: impl FnMut(&str, usize, usize)) {
+        for (start, word) in text.unicode_word_indices() {
+            if word.len() > MAX_TERM_BYTES {
+                continue;
+            }
+            let lower: Cow<str> = if word.chars().all(|c| c.is_lowercase() || !c.is_alphabetic())
+                && !word.contains('\u{2019}')
+            {
+                Cow::Borrowed(word)
+            } else {
+                Cow::Owned(word.to_lowercase().replace('\u{2019}', "'"))
+            };
+            if self.stop_words.contains(lower.as_ref()) {
+                continue;
+            }
+            let stem = self.stemmer.stem(&lower);
+            if stem.is_empty() {
+                continue;
+            }
+            f(&stem, start, start + word.len());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lowercases_removes_stop_words_and_stems() {
+        let a = Analyzer::english();
+        assert_eq!(
+            a.terms("The Running dogs were running in the Parks of Paris."),
+            vec!["run", "dog", "run", "park", "pari"]
+        );
+    }
+
+    #[test]
+    fn offsets_point_at_the_original_words() {
+        let a = Analyzer::english();
+        let text = "Café owners’ union, 1998";
+        let toks = a.tokens(text);
+        let words: Vec<&str> = toks.iter().map(|t| &text[t.start..t.end]).collect();
+        // UAX #29 leaves a word-final apostrophe outside the word.
+        assert_eq!(words, vec!["Café", "owners", "union", "1998"]);
+        assert_eq!(toks[1].term, "owner");
+    }
+
+    #[test]
+    fn non_english_text_is_kept() {
+        let a = Analyzer::english();
+        // Han characters are one word each under UAX #29; Cyrillic words pass through lower-cased.
+        assert_eq!(a.terms("東京 Москва"), vec!["東", "京", "москва"]);
+        assert!(a.terms("").is_empty());
+        assert!(a.terms(" ,.;!? ").is_empty());
+    }
+
+    #[test]
+    fn overlong_words_are_skipped() {
+        let a = Analyzer::english();
+        let long = "x".repeat(MAX_TERM_BYTES + 1);
+        assert_eq!(a.terms(&format!("{long} ok")), vec!["ok"]);
+    }
+}

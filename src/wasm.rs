@@ -1,0 +1,357 @@
+//! The JavaScript API (`#[wasm_bindgen]` only): converts JS values in and out with
+//! `serde-wasm-bindgen`, turns [`crate::Error`] into JS `Error`s, forwards progress callbacks,
+//! and calls the engine. No algorithm lives here.
+//!
+//! ```js
+//! import init, { Engine } from "cairn";
+//! await init();
+//! const engine = new Engine({ bm25: { k1: 0.9, b: 0.4 } });
+//! engine.addPassages([{ id: "p1", title: "Paris", text: "Paris is the capital of France." }]);
+//! engine.build((done, total) => console.log(done, total));
+//! const hits = engine.search("capital of France", { k: 5, method: "bm25" });
+//! ```
+
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::prelude::*;
+
+use crate::corpus::{parse_jsonl, split_document, Corpus, Passage};
+use crate::index::{Index, IndexConfig, Method};
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_TYPES: &'static str = r#"
+/** Engine configuration; every field is optional and defaults to METHOD.md's values. */
+export interface EngineConfig {
+  bm25?: { k1?: number; b?: number };
+}
+/** A passage to index. `id` defaults to "passage-N"; `title` to "". */
+export interface PassageInput {
+  id?: string;
+  title?: string;
+  text: string;
+}
+/** Options of `Engine.search`. */
+export interface SearchOptions {
+  /** Number of passages to return, 1 to 1000. Default 5. */
+  k?: number;
+  /** Retrieval method name. Default "bm25". */
+  method?: "bm25";
+}
+/** One ranked passage. Highlight ranges are [start, end) offsets in UTF-16 code units. */
+export interface SearchHit {
+  rank: number;
+  id: string;
+  title: string;
+  text: string;
+  score: number;
+  highlights: [number, number][];
+  titleHighlights: [number, number][];
+}
+/** Sizes of the engine's corpus and index. */
+export interface EngineStats {
+  passages: number;
+  built: boolean;
+  terms: number;
+  postings: number;
+  avgPassageTerms: number;
+  textBytes: number;
+  indexBytes: number;
+}
+"#;
+
+#[wasm_bindgen(start)]
+fn start() {
+    console_error_panic_hook::set_once();
+}
+
+/// The crate version.
+#[wasm_bindgen]
+pub fn version() -> String {
+    env!("CARGO_PKG_VERSION").to_string()
+}
+
+/// The names of the retrieval methods this build supports.
+#[wasm_bindgen(js_name = methods, unchecked_return_type = "string[]")]
+pub fn methods() -> JsValue {
+    serde_wasm_bindgen::to_value(Method::NAMES).unwrap_or(JsValue::NULL)
+}
+
+fn js_err(e: impl std::fmt::Display) -> JsError {
+    JsError::new(&e.to_string())
+}
+
+enum State {
+    Collecting(Corpus),
+    Built(Index),
+}
+
+/// A corpus and its index, in the page's worker. Add passages, `build`, then `search`.
+/// Adding passages after `build` makes the engine unbuilt until the next `build`.
+#[wasm_bindgen]
+pub struct Engine {
+    config: IndexConfig,
+    state: Option<State>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PassageIn {
+    #[serde(default)]
+    id: Option<String>,
+    #[serde(default)]
+    title: Option<String>,
+    text: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, deny_unknown_fields)]
+struct SearchOptions {
+    k: Option<f64>,
+    method: Option<String>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SearchHit<'a> {
+    rank: usize,
+    id: &'a str,
+    title: &'a str,
+    text: &'a str,
+    score: f32,
+    highlights: Vec<(u32, u32)>,
+    title_highlights: Vec<(u32, u32)>,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EngineStats {
+    passages: usize,
+    built: bool,
+    terms: usize,
+    postings: usize,
+    avg_passage_terms: f32,
+    text_bytes: usize,
+    index_bytes: usize,
+}
+
+/// Byte ranges of `text` to UTF-16 code-unit ranges (JavaScript string offsets).
+fn utf16_ranges(text: &str, ranges: &[(usize, usize)]) -> Vec<(u32, u32)> {
+    let mut out = Vec::with_capacity(ranges.len());
+    let (mut byte, mut unit) = (0usize, 0u32);
+    let mut chars = text.char_indices().peekable();
+    let mut advance_to = |target: usize, byte: &mut usize, unit: &mut u32| {
+        while *byte < target {
+            match chars.next() {
+                Some((i, c)) => {
+                    *byte = i + c.len_utf8();
+                    *unit += c.len_utf16() as u32;
+                }
+                None => break,
+            }
+        }
+    };
+    for &(s, e) in ranges {
+        advance_to(s, &mut byte, &mut unit);
+        let us = unit;
+        advance_to(e, &mut byte, &mut unit);
+        out.push((us, unit));
+    }
+    out
+}
+
+impl Engine {
+    fn corpus_mut(&mut self) -> &mut Corpus {
+        let corpus = match self.state.take() {
+            Some(State::Collecting(c)) => c,
+            Some(State::Built(i)) => i.into_corpus(),
+            None => Corpus::new(),
+        };
+        self.state = Some(State::Collecting(corpus));
+        match &mut self.state {
+            Some(State::Collecting(c)) => c,
+            _ => unreachable!("state was just set to Collecting"),
+        }
+    }
+
+    fn add_all(&mut self, passages: Vec<Passage>) -> Result<u32, JsError> {
+        let n = self.corpus_mut().extend(passages).map_err(js_err)?;
+        Ok(n as u32)
+    }
+}
+
+#[wasm_bindgen]
+impl Engine {
+    /// A new, empty engine. `config` may be omitted; unknown keys are an error.
+    #[wasm_bindgen(constructor)]
+    pub fn new(#[wasm_bindgen(unchecked_param_type = "EngineConfig")] config: JsValue) -> Result<Engine, JsError> {
+        let config: IndexConfig = if config.is_undefined() || config.is_null() {
+            IndexConfig::default()
+        } else {
+            serde_wasm_bindgen::from_value(config).map_err(|e| js_err(format!("invalid configuration: {e}")))?
+        };
+        config.bm25.validate().map_err(js_err)?;
+        Ok(Engine { config, state: Some(State::Collecting(Corpus::new())) })
+    }
+
+    /// Add passages `{id?, title?, text}`; all or nothing. Returns the number added.
+    /// Throws on a malformed item (naming its position) or a duplicate id.
+    #[wasm_bindgen(js_name = addPassages)]
+    pub fn add_passages(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "PassageInput[]")] passages: JsValue,
+    ) -> Result<u32, JsError> {
+        let items: Vec<serde_json::Value> = serde_wasm_bindgen::from_value(passages)
+            .map_err(|e| js_err(format!("addPassages expects an array of {{id, title, text}} objects: {e}")))?;
+        let base = self.corpus_mut().len();
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.into_iter().enumerate() {
+            let p: PassageIn = serde_json::from_value(item)
+                .map_err(|e| js_err(format!("passage at position {i}: {e} (expected {{id, title, text}})")))?;
+            out.push(Passage {
+                id: p.id.unwrap_or_else(|| format!("passage-{}", base + i + 1)),
+                title: p.title.unwrap_or_default(),
+                text: p.text,
+            });
+        }
+        self.add_all(out)
+    }
+
+    /// Add the passages of a JSONL text (one `{id?, title?, text}` per line); all or nothing.
+    /// `name` labels errors (`"{name}, line N: …"`) and default ids. Returns the number added.
+    #[wasm_bindgen(js_name = addJsonl)]
+    pub fn add_jsonl(&mut self, name: &str, text: &str) -> Result<u32, JsError> {
+        let passages = parse_jsonl(name, text).map_err(js_err)?;
+        self.add_all(passages)
+    }
+
+    /// Split a plain-text or Markdown document into passages (paragraphs; headings become
+    /// titles) and add them. Returns the number added (0 for an empty document).
+    #[wasm_bindgen(js_name = addDocument)]
+    pub fn add_document(&mut self, name: &str, text: &str) -> Result<u32, JsError> {
+        let passages = split_document(name, text);
+        self.add_all(passages)
+    }
+
+    /// Build the index over every passage added so far. `onProgress(done, total)` is called
+    /// about a hundred times. Returns the engine's stats.
+    #[wasm_bindgen(unchecked_return_type = "EngineStats")]
+    pub fn build(
+        &mut self,
+        #[wasm_bindgen(unchecked_param_type = "((done: number, total: number) => void) | undefined")]
+        on_progress: Option<js_sys::Function>,
+    ) -> Result<JsValue, JsError> {
+        let corpus = std::mem::take(self.corpus_mut());
+        let mut progress = |done: usize, total: usize| {
+            if let Some(f) = &on_progress {
+                // A throwing callback must not abort indexing: its error is ignored.
+                let _ = f.call2(&JsValue::NULL, &JsValue::from(done as f64), &JsValue::from(total as f64));
+            }
+        };
+        match Index::build_with_progress(corpus.clone(), &self.config, &mut progress) {
+            Ok(index) => {
+                self.state = Some(State::Built(index));
+                Ok(self.stats())
+            }
+            Err(e) => {
+                self.state = Some(State::Collecting(corpus));
+                Err(js_err(e))
+            }
+        }
+    }
+
+    /// The top passages for `query`. Options `{k = 5, method = "bm25"}`.
+    /// Throws when the engine is not built, the method is unknown or k is not 1–1000.
+    #[wasm_bindgen(unchecked_return_type = "SearchHit[]")]
+    pub fn search(
+        &self,
+        query: &str,
+        #[wasm_bindgen(unchecked_param_type = "SearchOptions")] options: JsValue,
+    ) -> Result<JsValue, JsError> {
+        let opts: SearchOptions = if options.is_undefined() || options.is_null() {
+            SearchOptions::default()
+        } else {
+            serde_wasm_bindgen::from_value(options).map_err(|e| js_err(format!("invalid search options: {e}")))?
+        };
+        let k = opts.k.unwrap_or(5.0);
+        if !(k.fract() == 0.0 && (1.0..=1000.0).contains(&k)) {
+            return Err(js_err(format!("k must be a whole number from 1 to 1000, got {k}")));
+        }
+        let method: Method = opts.method.as_deref().unwrap_or("bm25").parse().map_err(js_err)?;
+        let index = match &self.state {
+            Some(State::Built(i)) => i,
+            _ => return Err(js_err(crate::Error::NotBuilt)),
+        };
+        let hits = index.search(query, k as usize, method);
+        let out: Vec<SearchHit> = hits
+            .iter()
+            .enumerate()
+            .filter_map(|(rank, h)| {
+                let p = index.corpus().get(h.passage)?;
+                Some(SearchHit {
+                    rank: rank + 1,
+                    id: &p.id,
+                    title: &p.title,
+                    text: &p.text,
+                    score: h.score,
+                    highlights: utf16_ranges(&p.text, &index.highlights(query, &p.text)),
+                    title_highlights: utf16_ranges(&p.title, &index.highlights(query, &p.title)),
+                })
+            })
+            .collect();
+        serde_wasm_bindgen::to_value(&out).map_err(js_err)
+    }
+
+    /// Sizes of the corpus and, once built, of the index.
+    #[wasm_bindgen(unchecked_return_type = "EngineStats")]
+    pub fn stats(&self) -> JsValue {
+        let s = match &self.state {
+            Some(State::Built(i)) => {
+                let s = i.stats();
+                EngineStats {
+                    passages: s.passages,
+                    built: true,
+                    terms: s.terms,
+                    postings: s.postings,
+                    avg_passage_terms: s.avg_passage_terms,
+                    text_bytes: s.text_bytes,
+                    index_bytes: s.index_bytes,
+                }
+            }
+            Some(State::Collecting(c)) => EngineStats {
+                passages: c.len(),
+                built: false,
+                terms: 0,
+                postings: 0,
+                avg_passage_terms: 0.0,
+                text_bytes: c.text_bytes(),
+                index_bytes: 0,
+            },
+            None => EngineStats {
+                passages: 0,
+                built: false,
+                terms: 0,
+                postings: 0,
+                avg_passage_terms: 0.0,
+                text_bytes: 0,
+                index_bytes: 0,
+            },
+        };
+        serde_wasm_bindgen::to_value(&s).unwrap_or(JsValue::NULL)
+    }
+
+    /// Remove every passage and the index.
+    pub fn clear(&mut self) {
+        self.state = Some(State::Collecting(Corpus::new()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::utf16_ranges;
+
+    #[test]
+    fn utf16_offsets() {
+        // "é" is 2 bytes / 1 unit; "𝄞" is 4 bytes / 2 units.
+        let t = "é 𝄞 ab";
+        assert_eq!(utf16_ranges(t, &[(0, 2), (3, 7), (8, 10)]), vec![(0, 1), (2, 4), (5, 7)]);
+    }
+}
