@@ -157,3 +157,15 @@ mod tests {
         assert_eq!(a.terms(&format!("{long} ok")), vec!["ok"]);
     }
 }
+
+#[cfg(test)]
+mod apostrophe_tests {
+    use super::*;
+
+    #[test]
+    fn typographic_apostrophe_is_folded_before_stemming() {
+        let a = Analyzer::english();
+        assert_eq!(a.terms("Obama’s"), a.terms("Obama's"));
+        assert_eq!(a.terms("Obama's"), vec!["obama"]);
+    }
+}

@@ -79,6 +79,13 @@ fn js_err(e: impl std::fmt::Display) -> JsError {
     JsError::new(&e.to_string())
 }
 
+/// Deserialise a JS value through `serde_json::Value`, so that `deny_unknown_fields` sees every
+/// key (serde-wasm-bindgen's struct path only reads the keys it knows).
+fn from_js<T: serde::de::DeserializeOwned>(v: JsValue) -> Result<T, String> {
+    let json: serde_json::Value = serde_wasm_bindgen::from_value(v).map_err(|e| e.to_string())?;
+    serde_json::from_value(json).map_err(|e| e.to_string())
+}
+
 enum State {
     Collecting(Corpus),
     Built(Index),
@@ -186,7 +193,7 @@ impl Engine {
         let config: IndexConfig = if config.is_undefined() || config.is_null() {
             IndexConfig::default()
         } else {
-            serde_wasm_bindgen::from_value(config).map_err(|e| js_err(format!("invalid configuration: {e}")))?
+            from_js(config).map_err(|e| js_err(format!("invalid configuration: {e}")))?
         };
         config.bm25.validate().map_err(js_err)?;
         Ok(Engine { config, state: Some(State::Collecting(Corpus::new())) })
@@ -269,7 +276,7 @@ impl Engine {
         let opts: SearchOptions = if options.is_undefined() || options.is_null() {
             SearchOptions::default()
         } else {
-            serde_wasm_bindgen::from_value(options).map_err(|e| js_err(format!("invalid search options: {e}")))?
+            from_js(options).map_err(|e| js_err(format!("invalid search options: {e}")))?
         };
         let k = opts.k.unwrap_or(5.0);
         if !(k.fract() == 0.0 && (1.0..=1000.0).contains(&k)) {

@@ -237,3 +237,108 @@ impl Bm25 {
         touched.into_iter().map(|d| (d, acc[d as usize])).collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::corpus::{Corpus, Passage};
+    use crate::index::{Index, IndexConfig, Method};
+
+    fn index(texts: &[(&str, &str)]) -> Index {
+        let mut c = Corpus::new();
+        for (id, text) in texts {
+            c.add(Passage { id: id.to_string(), title: String::new(), text: text.to_string() }).unwrap();
+        }
+        Index::build(c, &IndexConfig::default()).unwrap()
+    }
+
+    fn scores(idx: &Index, q: &str) -> Vec<(String, f32)> {
+        idx.search(q, 10, Method::Bm25)
+            .into_iter()
+            .map(|h| (idx.corpus().get(h.passage).unwrap().id.clone(), h.score))
+            .collect()
+    }
+
+    /// Three documents, N = 3, lengths 3, 2, 4 (avgdl = 3), k1 = 0.9, b = 0.4.
+    /// norm(|d|) = 0.9·(0.6 + 0.4·|d|/3): 0.9, 0.78, 1.02.
+    /// idf(df=1) = ln(1 + 2.5/1.5) = ln(8/3) = 0.980829; idf(df=2) = ln(1 + 1.5/2.5) = ln 1.6 = 0.470004.
+    fn fruit() -> Index {
+        index(&[("d0", "apple banana apple"), ("d1", "banana cherry"), ("d2", "cherry date elderberry fig")])
+    }
+
+    #[test]
+    fn single_term_by_hand() {
+        let idx = fruit();
+        // d0: tf 2 → ln(8/3) · 2·1.9 / (2 + 0.9) = 0.980829 · 1.310345 = 1.285225
+        let got = scores(&idx, "apple");
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].0, "d0");
+        assert!((got[0].1 - 1.285_224_5).abs() < 1e-5, "{got:?}");
+        assert!((idx.bm25().idf("appl").unwrap() - (8.0f32 / 3.0).ln()).abs() < 1e-6);
+        assert_eq!(idx.bm25().avgdl(), 3.0);
+    }
+
+    #[test]
+    fn two_terms_by_hand_and_ranked() {
+        let idx = fruit();
+        // d1: 2 · ln1.6 · 1.9/(1 + 0.78) = 1.003379; d0: ln1.6 · 1.9/1.9 = 0.470004;
+        // d2: ln1.6 · 1.9/(1 + 1.02) = 0.442083.
+        let got = scores(&idx, "banana cherry");
+        let ids: Vec<&str> = got.iter().map(|(id, _)| id.as_str()).collect();
+        assert_eq!(ids, vec!["d1", "d0", "d2"]);
+        for ((_, s), want) in got.iter().zip([1.003_378_5f32, 0.470_003_6, 0.442_082_6]) {
+            assert!((s - want).abs() < 1e-5, "{got:?}");
+        }
+    }
+
+    #[test]
+    fn repeated_query_terms_count_twice() {
+        let idx = fruit();
+        let once = scores(&idx, "apple")[0].1;
+        let twice = scores(&idx, "apple apples")[0].1;
+        assert!((twice - 2.0 * once).abs() < 1e-5);
+    }
+
+    #[test]
+    fn ties_break_by_passage_id_and_k_cuts() {
+        let idx = index(&[("b", "same words"), ("c", "same words"), ("a", "same words"), ("z", "other")]);
+        let ids: Vec<String> = scores(&idx, "words").into_iter().map(|(id, _)| id).collect();
+        assert_eq!(ids, vec!["a", "b", "c"]);
+        let top2: Vec<u32> = idx.search("words", 2, Method::Bm25).iter().map(|h| h.passage).collect();
+        assert_eq!(top2, vec![2, 0]);
+        assert!(idx.search("words", 0, Method::Bm25).is_empty());
+    }
+
+    #[test]
+    fn stop_words_and_unknown_terms_match_nothing() {
+        let idx = fruit();
+        assert!(scores(&idx, "the and of").is_empty());
+        assert!(scores(&idx, "zucchini").is_empty());
+        assert!(scores(&idx, "").is_empty());
+    }
+
+    #[test]
+    fn empty_corpus_and_empty_passages_are_fine() {
+        let idx = index(&[]);
+        assert!(scores(&idx, "apple").is_empty());
+        let idx = index(&[("e", ""), ("f", "apple")]);
+        assert_eq!(scores(&idx, "apple")[0].0, "f");
+        assert_eq!(idx.bm25().doc_len(0), Some(0));
+    }
+
+    #[test]
+    fn invalid_parameters_are_rejected() {
+        let mut cfg = IndexConfig::default();
+        cfg.bm25.b = 1.5;
+        let e = Index::build(Corpus::new(), &cfg).unwrap_err();
+        assert_eq!(e.to_string(), "invalid configuration: bm25.b must be between 0 and 1, got 1.5");
+        cfg.bm25 = super::Bm25Config { k1: f32::NAN, b: 0.4 };
+        assert!(Index::build(Corpus::new(), &cfg).is_err());
+    }
+
+    #[test]
+    fn highlights_are_byte_ranges_of_matching_words() {
+        let idx = fruit();
+        let text = "Apples and a banana.";
+        assert_eq!(idx.highlights("apple banana", text), vec![(0, 6), (13, 19)]);
+    }
+}

@@ -1,0 +1,121 @@
+//! The `cairn` command line, run as a user runs it: the evaluation harness on a three-question
+//! fixture whose metrics are computed by hand, and its errors.
+#![cfg(not(target_arch = "wasm32"))]
+
+use std::process::Command;
+
+fn cairn(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_cairn"))
+        .args(args)
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("run cairn");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn eval_json(setting: &str) -> serde_json::Value {
+    let (code, out, err) =
+        cairn(&["eval", "--data", "tests/fixtures/tiny", "--setting", setting, "--method", "bm25", "--json"]);
+    assert_eq!(code, 0, "stderr: {err}");
+    assert_eq!(out.lines().count(), 1, "exactly one JSON line: {out}");
+    serde_json::from_str(&out).expect("JSON")
+}
+
+fn close(v: &serde_json::Value, want: f64) -> bool {
+    (v.as_f64().unwrap() - want).abs() < 1e-9
+}
+
+/// Corpus setting. The rankings follow from which passages share a term with the question:
+/// q1 "alpha river" → [p1] (gold p1, p2): R@2 = R@5 = 1/2, FCR@5 = 0.
+/// q2 "beta mountain gamma lake" → {p2, p3} (gold p2, p3): R@2 = R@5 = 1, FCR@5 = 1.
+/// q3 "omega" → [p4 (tf 3, 3 words), p5 (tf 2, 4 words), p6 (tf 1, 7 words)] (gold p6):
+///    R@2 = 0, R@5 = 1, FCR@5 = 1.
+/// Means: R@2 = 1.5/3 = 0.5, R@5 = 2.5/3, FCR@5 = 2/3.
+#[test]
+fn eval_corpus_setting_by_hand() {
+    let v = eval_json("corpus");
+    assert_eq!(v["method"], "bm25");
+    assert_eq!(v["setting"], "corpus");
+    assert_eq!(v["questions"], 3);
+    assert!(close(&v["recall@2"], 0.5), "{v}");
+    assert!(close(&v["recall@5"], 2.5 / 3.0), "{v}");
+    assert!(close(&v["fcr@5"], 2.0 / 3.0), "{v}");
+    assert!(v["ms_per_query"].as_f64().unwrap() >= 0.0);
+    // By type: bridge = q1, q3 → R@2 = 0.25, FCR@5 = 0.5; comparison = q2 → all 1.
+    assert!(close(&v["by_type"]["bridge"]["recall@2"], 0.25), "{v}");
+    assert!(close(&v["by_type"]["bridge"]["fcr@5"], 0.5), "{v}");
+    assert!(close(&v["by_type"]["comparison"]["recall@5"], 1.0), "{v}");
+}
+
+/// Pool setting: q3's pool is {p5, p6} only, so p6 is 2nd → R@2 = 1 for q3.
+/// Means: R@2 = (0.5 + 1 + 1)/3, R@5 = the same, FCR@5 = 2/3.
+#[test]
+fn eval_pool_setting_by_hand() {
+    let v = eval_json("pool");
+    assert_eq!(v["setting"], "pool");
+    assert!(close(&v["recall@2"], 2.5 / 3.0), "{v}");
+    assert!(close(&v["recall@5"], 2.5 / 3.0), "{v}");
+    assert!(close(&v["fcr@5"], 2.0 / 3.0), "{v}");
+}
+
+#[test]
+fn eval_text_output_has_the_table() {
+    let (code, out, _) = cairn(&["eval", "--data", "tests/fixtures/tiny"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("Recall@2") && out.contains("FCR@5"), "{out}");
+    assert!(out.lines().any(|l| l.starts_with("all") && l.contains("0.500") && l.contains("0.833")), "{out}");
+}
+
+#[test]
+fn k_adds_its_own_cutoff() {
+    let (code, out, _) = cairn(&["eval", "--data", "tests/fixtures/tiny", "--k", "1", "--json"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    // @1: q1 finds p1 (1/2), q2 finds one of p2/p3 (1/2), q3 finds p4 (0) → 1/3.
+    assert!(close(&v["recall@1"], 1.0 / 3.0), "{v}");
+    assert!(close(&v["fcr@1"], 0.0), "{v}");
+}
+
+fn one_line_error(args: &[&str], needle: &str) {
+    let (code, out, err) = cairn(args);
+    assert_eq!(code, 2, "exit code for {args:?}; stderr {err}");
+    assert!(out.is_empty(), "nothing on stdout: {out}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(err.starts_with("error: ") && err.contains(needle), "{err}");
+}
+
+#[test]
+fn errors_are_one_line_with_exit_code_2() {
+    one_line_error(&["eval", "--data", "tests/fixtures/tiny", "--method", "colbert"], "unknown method \"colbert\"");
+    one_line_error(&["eval", "--data", "tests/fixtures/nope"], "no such folder");
+    one_line_error(&["eval", "--data", "tests/fixtures/bad"], "line 2: not valid JSON");
+    one_line_error(&["eval", "--data", "tests/fixtures/tiny", "--setting", "web"], "unknown setting");
+    one_line_error(&["eval", "--data", "tests/fixtures/tiny", "--b", "2"], "bm25.b must be between 0 and 1");
+    one_line_error(&["bench", "--data", "tests/fixtures/nope"], "no such folder");
+}
+
+#[test]
+fn bench_prints_one_json_object() {
+    let (code, out, err) = cairn(&["bench", "--data", "tests/fixtures/tiny"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    for key in ["passages", "index_ms", "passages_per_s", "query_ms_p50", "query_ms_p95", "index_bytes", "peak_rss_mb"] {
+        assert!(v.get(key).is_some(), "missing {key}: {v}");
+    }
+    assert_eq!(v["passages"], 6);
+    assert_eq!(v["queries"], 3);
+    assert!(v["index_bytes"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn query_prints_ranked_passages() {
+    let (code, out, _) = cairn(&["query", "--data", "tests/fixtures/tiny", "--k", "2", "omega"]);
+    assert_eq!(code, 0);
+    let lines: Vec<&str> = out.lines().filter(|l| l.trim_start().starts_with(char::is_numeric)).collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].contains("[p4]") && lines[1].contains("[p5]"), "{out}");
+}

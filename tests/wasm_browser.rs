@@ -1,0 +1,9 @@
+//! The wasm suite in headless Chromium: `wasm-pack test --headless --chrome -- --test wasm_browser`
+//! (Chrome's options, `--no-sandbox` among them, are in `webdriver.json`).
+#![cfg(target_arch = "wasm32")]
+
+wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
+
+#[path = "common/mod.rs"]
+mod common;
+mod wasm_suite;

@@ -1,0 +1,117 @@
+//! The wasm test suite, run in Node (`tests/wasm_node.rs`) and in headless Chromium
+//! (`tests/wasm_browser.rs`): the JS-facing `Engine` gives the same BM25 ranking as native
+//! (via the committed expected file that `tests/bm25_parity.rs` checks natively), and its
+//! errors are JS `Error`s with messages a user can act on.
+
+use cairn::wasm::Engine;
+use serde::Deserialize;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_test::wasm_bindgen_test;
+
+use crate::common::{self, Expected};
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Hit {
+    rank: usize,
+    id: String,
+    title: String,
+    text: String,
+    score: f32,
+    highlights: Vec<(u32, u32)>,
+}
+
+fn message(e: wasm_bindgen::JsError) -> String {
+    let v: JsValue = e.into();
+    v.dyn_into::<js_sys::Error>().map(|e| String::from(e.message())).unwrap_or_default()
+}
+
+fn options(k: usize) -> JsValue {
+    let o = js_sys::Object::new();
+    js_sys::Reflect::set(&o, &"k".into(), &JsValue::from(k as f64)).unwrap();
+    js_sys::Reflect::set(&o, &"method".into(), &"bm25".into()).unwrap();
+    o.into()
+}
+
+fn search(engine: &Engine, q: &str, k: usize) -> Vec<Hit> {
+    serde_wasm_bindgen::from_value(engine.search(q, options(k)).map_err(message).unwrap()).unwrap()
+}
+
+fn built_engine() -> Engine {
+    let mut engine = Engine::new(JsValue::UNDEFINED).map_err(message).unwrap();
+    assert_eq!(engine.add_jsonl("corpus.jsonl", common::CORPUS).map_err(message).unwrap(), 100);
+    engine.build(None).map_err(message).unwrap();
+    engine
+}
+
+#[wasm_bindgen_test]
+fn wasm_search_equals_native() {
+    let engine = built_engine();
+    let got: Vec<Expected> = common::questions()
+        .into_iter()
+        .map(|q| {
+            let hits = search(&engine, &q, common::K);
+            assert!(hits.iter().enumerate().all(|(i, h)| h.rank == i + 1));
+            Expected {
+                ids: hits.iter().map(|h| h.id.clone()).collect(),
+                scores: hits.iter().map(|h| h.score).collect(),
+                question: q,
+            }
+        })
+        .collect();
+    common::assert_same(&got, &common::expected());
+}
+
+#[wasm_bindgen_test]
+fn highlights_are_utf16_ranges_of_query_words() {
+    let mut engine = Engine::new(JsValue::UNDEFINED).map_err(message).unwrap();
+    engine
+        .add_jsonl("x.jsonl", "{\"id\":\"e\",\"title\":\"Émile\",\"text\":\"𝄞 Émile Zola wrote novels\"}")
+        .map_err(message)
+        .unwrap();
+    engine.build(None).map_err(message).unwrap();
+    let hits = search(&engine, "zola novel", 5);
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].title, "Émile");
+    // "𝄞" is two UTF-16 units: "Zola" starts at 2 + 1 + 5 + 1 = 9, "novels" at 19.
+    assert_eq!(hits[0].highlights, vec![(9, 13), (20, 26)]);
+    let units: Vec<u16> = hits[0].text.encode_utf16().collect();
+    assert_eq!(String::from_utf16(&units[9..13]).unwrap(), "Zola");
+}
+
+#[wasm_bindgen_test]
+fn errors_are_js_errors_with_actionable_messages() {
+    let mut engine = Engine::new(JsValue::UNDEFINED).map_err(message).unwrap();
+    let e = engine.search("anything", JsValue::UNDEFINED).err().map(message).unwrap();
+    assert!(e.contains("not built"), "{e}");
+    let e = engine.add_jsonl("bad.jsonl", "{\"text\":\"ok\"}\n{\"text\": oops}").err().map(message).unwrap();
+    assert!(e.starts_with("bad.jsonl, line 2: not valid JSON"), "{e}");
+    assert_eq!(engine.add_jsonl("good.jsonl", "{\"id\":\"a\",\"text\":\"alpha\"}").map_err(message).unwrap(), 1);
+    let e = engine.add_jsonl("dup.jsonl", "{\"id\":\"a\",\"text\":\"again\"}").err().map(message).unwrap();
+    assert_eq!(e, "passage \"a\": this id is already in the corpus");
+    engine.build(None).map_err(message).unwrap();
+    assert_eq!(search(&engine, "alpha", 5).len(), 1);
+    let bad_k = js_sys::Object::new();
+    js_sys::Reflect::set(&bad_k, &"k".into(), &JsValue::from(0.5)).unwrap();
+    let e = engine.search("alpha", bad_k.into()).err().map(message).unwrap();
+    assert!(e.contains("k must be a whole number"), "{e}");
+    let bad_method = js_sys::Object::new();
+    js_sys::Reflect::set(&bad_method, &"method".into(), &"colbert".into()).unwrap();
+    let e = engine.search("alpha", bad_method.into()).err().map(message).unwrap();
+    assert!(e.contains("unknown method \"colbert\""), "{e}");
+    let bad_config = js_sys::JSON::parse("{\"bm25\":{\"k\":1}}").unwrap();
+    let e = Engine::new(bad_config).err().map(message).unwrap();
+    assert!(e.starts_with("invalid configuration"), "{e}");
+}
+
+#[wasm_bindgen_test]
+fn documents_split_into_passages() {
+    let mut engine = Engine::new(JsValue::UNDEFINED).map_err(message).unwrap();
+    let n = engine.add_document("notes.md", "# Rivers\n\nThe Rhine flows north.\n\n# Mountains\n\nThe Alps are high.").map_err(message).unwrap();
+    assert_eq!(n, 2);
+    engine.build(None).map_err(message).unwrap();
+    let hits = search(&engine, "alps", 5);
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].id, "notes.md#2");
+    assert_eq!(hits[0].title, "notes.md › Mountains");
+}
