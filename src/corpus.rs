@@ -143,14 +143,13 @@ pub fn parse_jsonl(source_name: &str, input: &str) -> Result<Vec<Passage>> {
         if trimmed.is_empty() {
             continue;
         }
-        let err = |message: String| Error::Jsonl {
-            source_name: source_name.to_string(),
-            line: line_no,
-            message,
-        };
+        let err =
+            |message: String| Error::Jsonl { source_name: source_name.to_string(), line: line_no, message };
         let rec: JsonlPassage = serde_json::from_str(trimmed).map_err(|e| {
             err(match e.classify() {
-                serde_json::error::Category::Data => format!("{e} (expected {{\"id\", \"title\", \"text\"}})"),
+                serde_json::error::Category::Data => {
+                    format!("{e} (expected {{\"id\", \"title\", \"text\"}})")
+                }
                 _ => format!("not valid JSON: {e}"),
             })
         })?;

@@ -79,7 +79,11 @@ impl Dataset {
         let mut corpus = Corpus::new();
         corpus.extend(parse_jsonl(&corpus_path.display().to_string(), &read(&corpus_path)?)?)?;
         let q_path = dir.join("questions.jsonl");
-        let questions = if q_path.is_file() { parse_questions(&q_path.display().to_string(), &read(&q_path)?)? } else { Vec::new() };
+        let questions = if q_path.is_file() {
+            parse_questions(&q_path.display().to_string(), &read(&q_path)?)?
+        } else {
+            Vec::new()
+        };
         for q in &questions {
             for id in q.gold_ids.iter().chain(&q.pool_ids) {
                 if corpus.index_of(id).is_none() {
@@ -247,9 +251,18 @@ impl Acc {
 /// # Errors
 /// [`Error::Dataset`] when the dataset has no questions; [`Error::Config`] for an invalid
 /// `config` or `k == 0`.
-pub fn evaluate(dataset: &Dataset, setting: Setting, method: Method, k: usize, config: &IndexConfig) -> Result<Report> {
+pub fn evaluate(
+    dataset: &Dataset,
+    setting: Setting,
+    method: Method,
+    k: usize,
+    config: &IndexConfig,
+) -> Result<Report> {
     if dataset.questions.is_empty() {
-        return Err(Error::Dataset { path: dataset.name.clone(), message: "has no questions to evaluate".into() });
+        return Err(Error::Dataset {
+            path: dataset.name.clone(),
+            message: "has no questions to evaluate".into(),
+        });
     }
     if k == 0 {
         return Err(Error::Config("k must be at least 1".into()));
@@ -297,7 +310,11 @@ pub fn evaluate(dataset: &Dataset, setting: Setting, method: Method, k: usize, c
         let ranked: Vec<&str> =
             hits.iter().filter_map(|h| index.corpus().get(h.passage).map(|p| p.id.as_str())).collect();
         all.add(&ranked, &q.gold_ids, k);
-        by_type.entry(q.kind.clone().unwrap_or_else(|| "untyped".into())).or_default().add(&ranked, &q.gold_ids, k);
+        by_type.entry(q.kind.clone().unwrap_or_else(|| "untyped".into())).or_default().add(
+            &ranked,
+            &q.gold_ids,
+            k,
+        );
     }
     Ok(Report {
         dataset: dataset.name.clone(),

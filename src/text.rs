@@ -48,11 +48,7 @@ impl std::fmt::Debug for Analyzer {
 
 fn english_stop_words() -> &'static HashSet<&'static str> {
     static WORDS: OnceLock<HashSet<&'static str>> = OnceLock::new();
-    WORDS.get_or_init(|| {
-        stop_words::lookup("en")
-            .map(|w| w.iter().copied().collect())
-            .unwrap_or_default()
-    })
+    WORDS.get_or_init(|| stop_words::lookup("en").map(|w| w.iter().copied().collect()).unwrap_or_default())
 }
 
 impl Default for Analyzer {
@@ -79,9 +75,7 @@ impl Analyzer {
     /// through the English stemmer.
     pub fn tokens(&self, text: &str) -> Vec<Token> {
         let mut out = Vec::new();
-        self.for_each_token(text, |term, start, end| {
-            out.push(Token { term: term.to_string(), start, end })
-        });
+        self.for_each_token(text, |term, start, end| out.push(Token { term: term.to_string(), start, end }));
         out
     }
 

@@ -189,7 +189,9 @@ impl Engine {
 impl Engine {
     /// A new, empty engine. `config` may be omitted; unknown keys are an error.
     #[wasm_bindgen(constructor)]
-    pub fn new(#[wasm_bindgen(unchecked_param_type = "EngineConfig")] config: JsValue) -> Result<Engine, JsError> {
+    pub fn new(
+        #[wasm_bindgen(unchecked_param_type = "EngineConfig")] config: JsValue,
+    ) -> Result<Engine, JsError> {
         let config: IndexConfig = if config.is_undefined() || config.is_null() {
             IndexConfig::default()
         } else {
@@ -206,13 +208,15 @@ impl Engine {
         &mut self,
         #[wasm_bindgen(unchecked_param_type = "PassageInput[]")] passages: JsValue,
     ) -> Result<u32, JsError> {
-        let items: Vec<serde_json::Value> = serde_wasm_bindgen::from_value(passages)
-            .map_err(|e| js_err(format!("addPassages expects an array of {{id, title, text}} objects: {e}")))?;
+        let items: Vec<serde_json::Value> = serde_wasm_bindgen::from_value(passages).map_err(|e| {
+            js_err(format!("addPassages expects an array of {{id, title, text}} objects: {e}"))
+        })?;
         let base = self.corpus_mut().len();
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.into_iter().enumerate() {
-            let p: PassageIn = serde_json::from_value(item)
-                .map_err(|e| js_err(format!("passage at position {i}: {e} (expected {{id, title, text}})")))?;
+            let p: PassageIn = serde_json::from_value(item).map_err(|e| {
+                js_err(format!("passage at position {i}: {e} (expected {{id, title, text}})"))
+            })?;
             out.push(Passage {
                 id: p.id.unwrap_or_else(|| format!("passage-{}", base + i + 1)),
                 title: p.title.unwrap_or_default(),

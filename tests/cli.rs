@@ -90,7 +90,10 @@ fn one_line_error(args: &[&str], needle: &str) {
 
 #[test]
 fn errors_are_one_line_with_exit_code_2() {
-    one_line_error(&["eval", "--data", "tests/fixtures/tiny", "--method", "colbert"], "unknown method \"colbert\"");
+    one_line_error(
+        &["eval", "--data", "tests/fixtures/tiny", "--method", "colbert"],
+        "unknown method \"colbert\"",
+    );
     one_line_error(&["eval", "--data", "tests/fixtures/nope"], "no such folder");
     one_line_error(&["eval", "--data", "tests/fixtures/bad"], "line 2: not valid JSON");
     one_line_error(&["eval", "--data", "tests/fixtures/tiny", "--setting", "web"], "unknown setting");
@@ -103,7 +106,15 @@ fn bench_prints_one_json_object() {
     let (code, out, err) = cairn(&["bench", "--data", "tests/fixtures/tiny"]);
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    for key in ["passages", "index_ms", "passages_per_s", "query_ms_p50", "query_ms_p95", "index_bytes", "peak_rss_mb"] {
+    for key in [
+        "passages",
+        "index_ms",
+        "passages_per_s",
+        "query_ms_p50",
+        "query_ms_p95",
+        "index_bytes",
+        "peak_rss_mb",
+    ] {
         assert!(v.get(key).is_some(), "missing {key}: {v}");
     }
     assert_eq!(v["passages"], 6);

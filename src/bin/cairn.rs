@@ -161,11 +161,18 @@ mod cli {
     }
 
     fn print_report(r: &Report) {
-        println!("dataset {}  method {}  setting {}  questions {}", r.dataset, r.method, r.setting, r.all.questions);
+        println!(
+            "dataset {}  method {}  setting {}  questions {}",
+            r.dataset, r.method, r.setting, r.all.questions
+        );
         let extra = if r.k != 5 { format!("  Recall@{k}  FCR@{k}", k = r.k) } else { String::new() };
         println!("{:<16} {:>5}  {:>9}  {:>9}  {:>6}{extra}", "type", "n", "Recall@2", "Recall@5", "FCR@5");
         let row = |name: &str, s: &cairn::eval::Scores| {
-            let extra = if r.k != 5 { format!("  {:>8.3}  {:>6.3}", s.recall_at_k, s.fcr_at_k) } else { String::new() };
+            let extra = if r.k != 5 {
+                format!("  {:>8.3}  {:>6.3}", s.recall_at_k, s.fcr_at_k)
+            } else {
+                String::new()
+            };
             println!(
                 "{:<16} {:>5}  {:>9.3}  {:>9.3}  {:>6.3}{extra}",
                 name, s.questions, s.recall_at_2, s.recall_at_5, s.fcr_at_5
@@ -204,7 +211,14 @@ mod cli {
         let n = dataset.corpus.len();
         let (queries, source): (Vec<String>, &str) = if dataset.questions.is_empty() {
             let step = (n / a.queries.max(1)).max(1);
-            let qs = dataset.corpus.passages().iter().step_by(step).take(a.queries).map(|p| p.title.clone()).collect();
+            let qs = dataset
+                .corpus
+                .passages()
+                .iter()
+                .step_by(step)
+                .take(a.queries)
+                .map(|p| p.title.clone())
+                .collect();
             (qs, "passage titles")
         } else {
             (dataset.questions.iter().take(a.queries).map(|q| q.question.clone()).collect(), "questions")
@@ -248,7 +262,9 @@ mod cli {
         }
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let mut corpus = Corpus::new();
-        corpus.extend(parse_jsonl(&path.display().to_string(), &text).map_err(|e| e.to_string())?).map_err(|e| e.to_string())?;
+        corpus
+            .extend(parse_jsonl(&path.display().to_string(), &text).map_err(|e| e.to_string())?)
+            .map_err(|e| e.to_string())?;
         Ok(corpus)
     }
 

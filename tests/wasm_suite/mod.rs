@@ -86,7 +86,10 @@ fn errors_are_js_errors_with_actionable_messages() {
     assert!(e.contains("not built"), "{e}");
     let e = engine.add_jsonl("bad.jsonl", "{\"text\":\"ok\"}\n{\"text\": oops}").err().map(message).unwrap();
     assert!(e.starts_with("bad.jsonl, line 2: not valid JSON"), "{e}");
-    assert_eq!(engine.add_jsonl("good.jsonl", "{\"id\":\"a\",\"text\":\"alpha\"}").map_err(message).unwrap(), 1);
+    assert_eq!(
+        engine.add_jsonl("good.jsonl", "{\"id\":\"a\",\"text\":\"alpha\"}").map_err(message).unwrap(),
+        1
+    );
     let e = engine.add_jsonl("dup.jsonl", "{\"id\":\"a\",\"text\":\"again\"}").err().map(message).unwrap();
     assert_eq!(e, "passage \"a\": this id is already in the corpus");
     engine.build(None).map_err(message).unwrap();
@@ -107,7 +110,10 @@ fn errors_are_js_errors_with_actionable_messages() {
 #[wasm_bindgen_test]
 fn documents_split_into_passages() {
     let mut engine = Engine::new(JsValue::UNDEFINED).map_err(message).unwrap();
-    let n = engine.add_document("notes.md", "# Rivers\n\nThe Rhine flows north.\n\n# Mountains\n\nThe Alps are high.").map_err(message).unwrap();
+    let n = engine
+        .add_document("notes.md", "# Rivers\n\nThe Rhine flows north.\n\n# Mountains\n\nThe Alps are high.")
+        .map_err(message)
+        .unwrap();
     assert_eq!(n, 2);
     engine.build(None).map_err(message).unwrap();
     let hits = search(&engine, "alps", 5);
