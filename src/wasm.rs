@@ -250,23 +250,17 @@ impl Engine {
         #[wasm_bindgen(unchecked_param_type = "((done: number, total: number) => void) | undefined")]
         on_progress: Option<js_sys::Function>,
     ) -> Result<JsValue, JsError> {
-        let corpus = std::mem::take(self.corpus_mut());
+        let config = self.config.clone();
         let mut progress = |done: usize, total: usize| {
             if let Some(f) = &on_progress {
                 // A throwing callback must not abort indexing: its error is ignored.
                 let _ = f.call2(&JsValue::NULL, &JsValue::from(done as f64), &JsValue::from(total as f64));
             }
         };
-        match Index::build_with_progress(corpus.clone(), &self.config, &mut progress) {
-            Ok(index) => {
-                self.state = Some(State::Built(index));
-                Ok(self.stats())
-            }
-            Err(e) => {
-                self.state = Some(State::Collecting(corpus));
-                Err(js_err(e))
-            }
-        }
+        // On an error the passages stay in the engine, unbuilt.
+        let index = Index::build_taking(self.corpus_mut(), &config, &mut progress).map_err(js_err)?;
+        self.state = Some(State::Built(index));
+        Ok(self.stats())
     }
 
     /// The top passages for `query`. Options `{k = 5, method = "bm25"}`.

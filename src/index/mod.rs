@@ -109,13 +109,26 @@ impl Index {
     /// # Errors
     /// [`Error::Config`] for invalid parameters.
     pub fn build_with_progress(
-        corpus: Corpus,
+        mut corpus: Corpus,
+        config: &IndexConfig,
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<Index> {
+        Self::build_taking(&mut corpus, config, progress)
+    }
+
+    /// Build over `corpus` and move it into the index only when the build succeeds: on an error
+    /// `corpus` is left as it was, so the caller loses nothing.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for invalid parameters.
+    pub fn build_taking(
+        corpus: &mut Corpus,
         config: &IndexConfig,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Index> {
         let analyzer = Analyzer::english();
-        let bm25 = Bm25::build(&corpus, &analyzer, config.bm25, progress)?;
-        Ok(Index { corpus, analyzer, bm25 })
+        let bm25 = Bm25::build(corpus, &analyzer, config.bm25, progress)?;
+        Ok(Index { corpus: std::mem::take(corpus), analyzer, bm25 })
     }
 
     /// Give the corpus back (to add passages and build again).
