@@ -1,0 +1,66 @@
+// Builds Cairn's page into dist/: the search page (www/index.html + www/index.js), the browser
+// benchmark (www/bench.html + www/bench.js), the engine's Web Worker (www/worker.js, found by
+// webpack through `new Worker(new URL('./worker.js', import.meta.url))`), the wasm module (an
+// asset, found through `new URL('cairn_bg.wasm', import.meta.url)` in pkg/cairn.js) and the demo
+// data (www/data/ → dist/data/).
+//
+//   npm run build:wasm   # pkg/, needed first
+//   npm run build:web    # webpack --mode production
+const path = require('node:path');
+const fs = require('node:fs');
+const HtmlWebpackPlugin = require('html-webpack-plugin');
+const CopyPlugin = require('copy-webpack-plugin');
+
+const www = path.resolve(__dirname, 'www');
+
+module.exports = (env, argv) => {
+  const production = argv.mode !== 'development';
+  if (!fs.existsSync(path.resolve(__dirname, 'pkg', 'cairn.js'))) {
+    throw new Error('pkg/cairn.js is missing: run `npm run build:wasm` before `npm run build:web`');
+  }
+  return {
+    mode: production ? 'production' : 'development',
+    context: __dirname,
+    entry: {
+      main: './www/index.js',
+      bench: './www/bench.js',
+    },
+    output: {
+      path: path.resolve(__dirname, 'dist'),
+      filename: production ? '[name].[contenthash:8].js' : '[name].js',
+      chunkFilename: production ? '[name].[contenthash:8].js' : '[name].js',
+      assetModuleFilename: production ? '[name].[contenthash:8][ext]' : '[name][ext]',
+      cssFilename: production ? '[name].[contenthash:8].css' : '[name].css',
+      publicPath: 'auto',
+      clean: true,
+    },
+    experiments: {
+      // `import './style.css'` emits a stylesheet that HtmlWebpackPlugin links; no loader needed.
+      css: true,
+    },
+    devtool: production ? 'source-map' : 'eval-cheap-module-source-map',
+    plugins: [
+      new HtmlWebpackPlugin({
+        template: path.join(www, 'index.html'),
+        filename: 'index.html',
+        chunks: ['main'],
+      }),
+      new HtmlWebpackPlugin({
+        template: path.join(www, 'bench.html'),
+        filename: 'bench.html',
+        chunks: ['bench'],
+      }),
+      new CopyPlugin({
+        patterns: [{ from: path.join(www, 'data'), to: 'data' }],
+      }),
+    ],
+    performance: {
+      // The wasm module (~0.5 MB) is the page's engine; the copied data is not loaded up front.
+      hints: production ? 'warning' : false,
+      maxAssetSize: 1024 * 1024,
+      maxEntrypointSize: 300 * 1024,
+      assetFilter: (file) => /\.(js|css|wasm)$/.test(file),
+    },
+    stats: 'minimal',
+  };
+};

@@ -1,0 +1,164 @@
+// Browser benchmark: bench.html?corpus=URL[&queries=200][&k=10]
+// Indexes the JSONL at URL in the page's Web Worker (the same worker.js and messages as the search
+// page) and times 200 queries, the titles of every (n/200)-th passage. Writes one JSON object to
+// <pre id="result">: {"error": "..."} when something fails.
+import './style.css';
+
+const params = new URLSearchParams(location.search);
+const corpusUrl = params.get('corpus');
+const QUERIES = clampInt(params.get('queries'), 200, 1, 10000);
+const K = clampInt(params.get('k'), 10, 1, 1000);
+const WARMUP = 10;
+
+const stateEl = document.getElementById('state');
+const resultEl = document.getElementById('result');
+
+function clampInt(s, dflt, lo, hi) {
+  const n = Number.parseInt(s ?? '', 10);
+  return Number.isFinite(n) ? Math.min(hi, Math.max(lo, n)) : dflt;
+}
+
+function say(text) {
+  stateEl.textContent = text;
+}
+
+/** A worker wrapper: `next(pred)` resolves with the first message matching `pred`. */
+function engineWorker() {
+  const worker = new Worker(/* webpackChunkName: "engine-worker" */ new URL('./worker.js', import.meta.url));
+  let waiter = null;
+  const backlog = [];
+  worker.onmessage = (event) => {
+    const msg = event.data;
+    if (msg.type === 'progress') {
+      if (msg.phase === 'indexing') say(`Indexing ${msg.done} / ${msg.total}…`);
+      return;
+    }
+    if (waiter) {
+      if (msg.type === 'error') {
+        const w = waiter;
+        waiter = null;
+        w.reject(new Error(`${msg.during}: ${msg.message}`));
+      } else if (waiter.pred(msg)) {
+        const w = waiter;
+        waiter = null;
+        w.resolve(msg);
+      }
+    } else {
+      backlog.push(msg);
+    }
+  };
+  worker.onerror = (event) => {
+    event.preventDefault();
+    if (waiter) waiter.reject(new Error(`the worker failed: ${event.message}`));
+  };
+  return {
+    post: (m) => worker.postMessage(m),
+    next(pred) {
+      const i = backlog.findIndex((m) => m.type === 'error' || pred(m));
+      if (i >= 0) {
+        const [m] = backlog.splice(i, 1);
+        return m.type === 'error' ? Promise.reject(new Error(`${m.during}: ${m.message}`)) : Promise.resolve(m);
+      }
+      return new Promise((resolve, reject) => {
+        waiter = { pred, resolve, reject };
+      });
+    },
+  };
+}
+
+function percentile(sorted, p) {
+  if (sorted.length === 0) return null;
+  const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1));
+  return sorted[i];
+}
+
+const round = (x, d = 3) => (x == null ? null : Number(x.toFixed(d)));
+
+async function run() {
+  if (!corpusUrl) throw new Error('add ?corpus=URL (a JSONL file on this origin) to the address');
+  const engine = engineWorker();
+  const hello = await engine.next((m) => m.type === 'hello');
+
+  say(`Downloading ${corpusUrl}…`);
+  const t0 = performance.now();
+  const resp = await fetch(corpusUrl);
+  if (!resp.ok) throw new Error(`${corpusUrl}: ${resp.status} ${resp.statusText}`);
+  const text = await resp.text();
+  const fetchMs = performance.now() - t0;
+
+  // the queries: titles (or, for untitled passages, the first words) of every (n/QUERIES)-th line
+  const lines = text.split('\n').filter((l) => l.trim());
+  const queries = [];
+  for (let i = 0; i < QUERIES; i += 1) {
+    const p = JSON.parse(lines[Math.floor((i * lines.length) / QUERIES)]);
+    queries.push(p.title || String(p.text).split(/\s+/).slice(0, 8).join(' '));
+  }
+
+  say('Indexing…');
+  const name = (new URL(corpusUrl, location.href).pathname.split('/').pop() || 'corpus') + (/\.jsonl$/i.test(corpusUrl) ? '' : '.jsonl');
+  const t1 = performance.now();
+  engine.post({ type: 'index-files', files: [{ name, text }], replace: true });
+  const ready = await engine.next((m) => m.type === 'ready');
+  const wallIndexMs = performance.now() - t1;
+  if (!ready.changed) throw new Error('indexing failed');
+
+  say('Searching…');
+  const method = hello.methods[0];
+  for (let i = 0; i < WARMUP; i += 1) {
+    engine.post({ type: 'search', id: -1 - i, query: queries[i % queries.length], k: K, method });
+    await engine.next((m) => m.type === 'results' && m.id === -1 - i);
+  }
+  const engineMs = [];
+  const roundTripMs = [];
+  let hitsTotal = 0;
+  for (let i = 0; i < queries.length; i += 1) {
+    const t = performance.now();
+    engine.post({ type: 'search', id: i, query: queries[i], k: K, method });
+    const r = await engine.next((m) => m.type === 'results' && m.id === i);
+    roundTripMs.push(performance.now() - t);
+    engineMs.push(r.ms);
+    hitsTotal += r.hits.length;
+  }
+  engineMs.sort((a, b) => a - b);
+  roundTripMs.sort((a, b) => a - b);
+
+  const { stats, timing } = ready;
+  const indexMs = timing.addMs + timing.buildMs;
+  return {
+    corpus: corpusUrl,
+    engine: `cairn ${hello.version}`,
+    method,
+    passages: stats.passages,
+    terms: stats.terms,
+    postings: stats.postings,
+    textMB: round(stats.textBytes / 1e6, 2),
+    indexMB: round(stats.indexBytes / 1e6, 2),
+    fetchMs: round(fetchMs, 1),
+    indexMs: round(indexMs, 1),
+    addMs: round(timing.addMs, 1),
+    buildMs: round(timing.buildMs, 1),
+    indexWallMs: round(wallIndexMs, 1),
+    passagesPerSec: Math.round(stats.passages / (indexMs / 1000)),
+    queries: queries.length,
+    warmupQueries: WARMUP,
+    k: K,
+    meanHits: round(hitsTotal / queries.length, 2),
+    p50Ms: round(percentile(engineMs, 0.5)),
+    p95Ms: round(percentile(engineMs, 0.95)),
+    maxMs: round(engineMs[engineMs.length - 1]),
+    roundTripP50Ms: round(percentile(roundTripMs, 0.5)),
+    roundTripP95Ms: round(percentile(roundTripMs, 0.95)),
+    userAgent: navigator.userAgent,
+    hardwareConcurrency: navigator.hardwareConcurrency,
+  };
+}
+
+run()
+  .then((result) => {
+    say('Done.');
+    resultEl.textContent = JSON.stringify(result, null, 2);
+  })
+  .catch((err) => {
+    say('Failed.');
+    resultEl.textContent = JSON.stringify({ error: err.message || String(err) }, null, 2);
+  });

@@ -1,0 +1,508 @@
+// Cairn's page: plain DOM, no framework. The engine lives in a Web Worker (worker.js); this file
+// only sends it messages and draws what comes back. Passage text and titles are user data and are
+// only ever put in the page as text nodes and <mark> elements, never as HTML.
+import './style.css';
+
+const QUESTIONS_URL = 'data/hotpotqa/questions.jsonl';
+const EXAMPLE_COUNT = 6;
+
+const $ = (id) => document.getElementById(id);
+const el = {
+  error: $('error'),
+  errorMessage: $('error-message'),
+  errorDismiss: $('error-dismiss'),
+  status: $('status'),
+  sources: $('sources'),
+  progressRow: $('progress-row'),
+  progress: $('progress'),
+  progressLabel: $('progress-label'),
+  cancel: $('cancel'),
+  notice: $('notice'),
+  noticeText: $('notice-text'),
+  reloadDemo: $('reload-demo'),
+  loadDemo: $('load-demo'),
+  modeReplace: $('mode-replace'),
+  dropzone: $('dropzone'),
+  fileInput: $('file-input'),
+  paste: $('paste'),
+  pasteName: $('paste-name'),
+  indexText: $('index-text'),
+  form: $('search-form'),
+  query: $('query'),
+  search: $('search'),
+  k: $('k'),
+  method: $('method'),
+  examples: $('examples'),
+  exampleList: $('example-list'),
+  questionInfo: $('question-info'),
+  resultsMeta: $('results-meta'),
+  results: $('results'),
+  version: $('version'),
+};
+
+const state = {
+  worker: null,
+  started: false, // the worker said hello
+  busy: false, // an indexing request is running
+  stats: null,
+  lastTiming: null,
+  sources: [], // labels of what the corpus holds
+  searchId: 0,
+  lastSearch: null, // {query, question}
+  questions: [],
+};
+
+// ---------------------------------------------------------------- worker
+
+function startWorker({ loadDemo }) {
+  const worker = new Worker(/* webpackChunkName: "engine-worker" */ new URL('./worker.js', import.meta.url));
+  state.worker = worker;
+  state.started = false;
+  state.stats = null;
+  state.sources = [];
+  worker.onmessage = (event) => {
+    if (worker === state.worker) onMessage(event.data);
+  };
+  worker.onerror = (event) => {
+    if (worker !== state.worker) return;
+    event.preventDefault();
+    showError(`The search engine stopped unexpectedly${event.message ? `: ${event.message}` : ''}.`);
+    restartEmpty('The search engine was restarted and is empty.');
+  };
+  if (loadDemo) requestIndex({ type: 'load-demo', replace: true });
+  render();
+}
+
+/** Stop the worker (and whatever it is doing) and start an empty one. */
+function restartEmpty(noticeText) {
+  state.worker.terminate();
+  setBusy(false);
+  clearResults();
+  startWorker({ loadDemo: false });
+  el.noticeText.textContent = noticeText;
+  el.notice.hidden = false;
+}
+
+function requestIndex(message) {
+  hideNotice();
+  setBusy(true, message.type === 'load-demo' ? 'Loading the demo corpus…' : 'Reading…');
+  state.worker.postMessage(message);
+}
+
+function onMessage(msg) {
+  switch (msg.type) {
+    case 'hello':
+      state.started = true;
+      state.stats = msg.stats;
+      fillMethods(msg.methods);
+      el.version.textContent = msg.version ? `v${msg.version}` : '';
+      break;
+    case 'progress':
+      showProgress(msg);
+      return;
+    case 'ready': {
+      setBusy(false);
+      if (msg.stats) state.stats = msg.stats;
+      if (msg.changed) {
+        state.lastTiming = msg.timing;
+        const labels = msg.labels || [];
+        state.sources = msg.replace ? labels : state.sources.concat(labels);
+        // show the last query's results over the new corpus
+        if (state.lastSearch) runSearch(state.lastSearch.query, state.lastSearch.question);
+        else clearResults();
+      }
+      break;
+    }
+    case 'results':
+      if (msg.id === state.searchId) renderResults(msg);
+      return;
+    case 'error':
+      if (msg.during === 'search' && msg.id !== state.searchId) return;
+      if (msg.during === 'search') el.resultsMeta.textContent = '';
+      showError(msg.message);
+      if (msg.fatal) restartEmpty('The search engine was restarted after an internal error and is empty.');
+      return;
+    default:
+      return;
+  }
+  render();
+}
+
+// ---------------------------------------------------------------- corpus panel
+
+const PHASES = {
+  fetching: 'Downloading the demo corpus',
+  adding: 'Reading',
+  indexing: 'Indexing passages',
+  restoring: 'Restoring the previous index',
+};
+
+function showProgress({ phase, done, total, name }) {
+  const label = PHASES[phase] || 'Working';
+  el.progress.max = Math.max(1, total);
+  el.progress.value = Math.min(done, total);
+  if (phase === 'indexing' || phase === 'restoring') {
+    el.progressLabel.textContent = `${label} ${fmt(done)} / ${fmt(total)}`;
+  } else if (phase === 'adding' && name) {
+    el.progressLabel.textContent = `${label} ${name} (${done + 1} of ${total})`;
+  } else {
+    el.progressLabel.textContent = `${label}…`;
+  }
+}
+
+function setBusy(busy, label) {
+  state.busy = busy;
+  el.progressRow.hidden = !busy;
+  if (busy) {
+    el.progress.removeAttribute('value'); // indeterminate until the first progress message
+    el.progressLabel.textContent = label || 'Working…';
+  }
+  render();
+}
+
+function render() {
+  const { stats, busy, started } = state;
+  const built = !!(stats && stats.built && stats.passages > 0);
+  el.loadDemo.disabled = busy || !started;
+  el.indexText.disabled = busy || !started;
+  el.fileInput.disabled = busy || !started;
+  el.dropzone.classList.toggle('disabled', busy || !started);
+  el.search.disabled = !built;
+  for (const b of el.exampleList.querySelectorAll('button')) b.disabled = !built;
+
+  if (!started) {
+    el.status.textContent = 'Starting the engine…';
+  } else if (!stats || stats.passages === 0) {
+    el.status.textContent = 'No passages yet. Load the demo corpus or add your own text.';
+  } else {
+    el.status.replaceChildren();
+    const strong = document.createElement('strong');
+    strong.textContent = `${fmt(stats.passages)} ${stats.passages === 1 ? 'passage' : 'passages'}`;
+    const parts = [`${fmt(stats.terms)} terms`, `index ${bytes(stats.indexBytes)}`];
+    if (state.lastTiming && Number.isFinite(state.lastTiming.buildMs)) {
+      parts.push(`built in ${ms(state.lastTiming.buildMs)}`);
+    }
+    if (!stats.built) parts.push('not built');
+    el.status.append(strong);
+    for (const part of parts) {
+      const span = document.createElement('span');
+      span.className = 'part';
+      span.textContent = part;
+      el.status.append(' · ', span);
+    }
+  }
+  el.sources.hidden = state.sources.length === 0 || !stats || stats.passages === 0;
+  el.sources.textContent = `From: ${state.sources.join(', ')}`;
+}
+
+function hideNotice() {
+  el.notice.hidden = true;
+}
+
+function replaceMode() {
+  return el.modeReplace.checked;
+}
+
+async function indexFiles(fileList) {
+  const files = Array.from(fileList || []);
+  if (files.length === 0 || state.busy) return;
+  hideError();
+  let read;
+  try {
+    read = await Promise.all(files.map(async (f) => ({ name: f.name, text: await f.text() })));
+  } catch (err) {
+    showError(`Could not read the files: ${err.message || err}`);
+    return;
+  }
+  const binary = read.find((f) => f.text.includes('\u0000'));
+  if (binary) {
+    showError(`${binary.name}: this looks like a binary file. Cairn indexes .txt, .md and .jsonl files.`);
+    return;
+  }
+  requestIndex({ type: 'index-files', files: read, replace: replaceMode() });
+}
+
+function indexPastedText() {
+  const text = el.paste.value;
+  if (!text.trim()) {
+    showError('There is no text to index: paste some text into the box first.');
+    el.paste.focus();
+    return;
+  }
+  hideError();
+  const name = el.pasteName.value.trim() || 'pasted text';
+  requestIndex({ type: 'index-text', name, text, replace: replaceMode() });
+}
+
+// ---------------------------------------------------------------- search
+
+function fillMethods(methods) {
+  const current = el.method.value;
+  el.method.replaceChildren(
+    ...(methods || []).map((m) => {
+      const o = document.createElement('option');
+      o.value = m;
+      o.textContent = m === 'bm25' ? 'BM25' : m;
+      return o;
+    }),
+  );
+  if (current && methods.includes(current)) el.method.value = current;
+}
+
+function runSearch(query, question = null) {
+  query = query.trim();
+  if (!query) {
+    el.query.focus();
+    return;
+  }
+  if (!state.stats || !state.stats.built) {
+    showError('There is nothing to search yet: load the demo corpus or index some text first.');
+    return;
+  }
+  // a typed dataset question counts as that question too
+  const q = question || state.questions.find((x) => x.question.trim() === query) || null;
+  state.lastSearch = { query, question: q };
+  state.searchId += 1;
+  el.resultsMeta.textContent = 'Searching…';
+  state.worker.postMessage({
+    type: 'search',
+    id: state.searchId,
+    query,
+    k: Number(el.k.value),
+    method: el.method.value || undefined,
+  });
+}
+
+function clearResults() {
+  state.lastSearch = null;
+  el.results.replaceChildren();
+  el.resultsMeta.textContent = '';
+  el.questionInfo.hidden = true;
+}
+
+function renderResults({ id: searchId, hits, ms: took }) {
+  const question = state.lastSearch && state.lastSearch.question;
+  const gold = new Set(question ? question.gold_ids : []);
+  const top = hits.length ? hits[0].score : 0;
+
+  el.results.replaceChildren(...hits.map((h) => hitElement(h, top, gold.has(h.id))));
+  el.results.dataset.search = String(searchId); // which search is shown (tests wait on it)
+
+  const found = hits.filter((h) => gold.has(h.id)).length;
+  if (hits.length === 0) {
+    el.resultsMeta.textContent = 'No passage shares a word with this query (common words such as “the” are ignored).';
+  } else {
+    el.resultsMeta.textContent = `${hits.length} ${hits.length === 1 ? 'result' : 'results'} in ${ms(took)}`;
+  }
+
+  el.questionInfo.hidden = !question;
+  if (question) {
+    el.questionInfo.replaceChildren();
+    const a = document.createElement('span');
+    a.textContent = 'HotpotQA answer: ';
+    const b = document.createElement('strong');
+    b.textContent = question.answer;
+    const g = document.createElement('span');
+    g.className = 'gold-count';
+    g.textContent = `${found} of ${gold.size} gold passages in the top ${hits.length || Number(el.k.value)}`;
+    el.questionInfo.append(a, b, g);
+  }
+}
+
+function hitElement(hit, top, isGold) {
+  const li = document.createElement('li');
+  li.className = 'hit';
+  li.dataset.testid = 'hit';
+  li.dataset.id = hit.id;
+  if (isGold) li.classList.add('is-gold');
+
+  const rank = document.createElement('span');
+  rank.className = 'hit-rank';
+  rank.textContent = String(hit.rank);
+
+  const head = document.createElement('div');
+  head.className = 'hit-head';
+  const title = document.createElement('h3');
+  title.className = 'hit-title';
+  if (hit.title) appendHighlighted(title, hit.title, hit.titleHighlights);
+  else {
+    title.textContent = '(untitled)';
+    title.classList.add('untitled');
+  }
+  head.append(title);
+  if (isGold) {
+    const badge = document.createElement('span');
+    badge.className = 'badge gold';
+    badge.textContent = 'gold';
+    badge.title = 'A supporting passage of this HotpotQA question';
+    head.append(badge);
+  }
+
+  const score = document.createElement('div');
+  score.className = 'hit-score';
+  const pct = top > 0 ? Math.max(2, Math.round((100 * hit.score) / top)) : 0;
+  score.title = `BM25 score ${hit.score.toFixed(3)} (${pct}% of the top score)`;
+  const bar = document.createElement('span');
+  bar.className = 'bar';
+  bar.setAttribute('aria-hidden', 'true');
+  const fill = document.createElement('span');
+  fill.className = 'bar-fill';
+  fill.style.width = `${pct}%`;
+  bar.append(fill);
+  const num = document.createElement('span');
+  num.className = 'score-num';
+  num.textContent = hit.score.toFixed(2);
+  score.append(bar, num);
+  head.append(score);
+
+  const text = document.createElement('p');
+  text.className = 'hit-text';
+  appendHighlighted(text, hit.text, hit.highlights);
+
+  const meta = document.createElement('div');
+  meta.className = 'hit-meta';
+  const id = document.createElement('code');
+  id.className = 'hit-id';
+  id.textContent = hit.id;
+  meta.append('id ', id);
+
+  const body = document.createElement('div');
+  body.className = 'hit-body';
+  body.append(head, text, meta);
+  li.append(rank, body);
+  return li;
+}
+
+/**
+ * Append `text` to `parent` as text nodes, with the [start, end) UTF-16 ranges in <mark>s.
+ * Ranges may come unsorted or overlapping; out-of-range parts are ignored.
+ */
+function appendHighlighted(parent, text, ranges) {
+  const rs = (ranges || [])
+    .map(([s, e]) => [Math.max(0, s | 0), Math.min(text.length, e | 0)])
+    .filter(([s, e]) => e > s)
+    .sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  let pos = 0;
+  for (const [s, e] of rs) {
+    const start = Math.max(s, pos);
+    if (e <= start) continue;
+    if (start > pos) parent.append(document.createTextNode(text.slice(pos, start)));
+    const mark = document.createElement('mark');
+    mark.textContent = text.slice(start, e);
+    parent.append(mark);
+    pos = e;
+  }
+  if (pos < text.length) parent.append(document.createTextNode(text.slice(pos)));
+}
+
+async function loadExamples() {
+  try {
+    const resp = await fetch(QUESTIONS_URL);
+    if (!resp.ok) throw new Error(`${resp.status} ${resp.statusText}`);
+    const text = await resp.text();
+    state.questions = text
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => JSON.parse(l))
+      .filter((q) => q && typeof q.question === 'string' && Array.isArray(q.gold_ids));
+  } catch (err) {
+    // the examples are a convenience: the page works without them
+    console.warn(`Cairn: could not load the example questions: ${err.message || err}`);
+    return;
+  }
+  el.exampleList.replaceChildren(
+    ...state.questions.slice(0, EXAMPLE_COUNT).map((q) => {
+      const li = document.createElement('li');
+      const b = document.createElement('button');
+      b.type = 'button';
+      b.className = 'example';
+      b.textContent = q.question;
+      b.addEventListener('click', () => {
+        el.query.value = q.question;
+        runSearch(q.question, q);
+      });
+      li.append(b);
+      return li;
+    }),
+  );
+  el.examples.hidden = false;
+  render();
+}
+
+// ---------------------------------------------------------------- errors and formatting
+
+function showError(message) {
+  el.errorMessage.textContent = message;
+  el.error.hidden = false;
+}
+
+function hideError() {
+  el.error.hidden = true;
+  el.errorMessage.textContent = '';
+}
+
+const nf = new Intl.NumberFormat('en-US');
+function fmt(n) {
+  return nf.format(n);
+}
+
+function bytes(n) {
+  if (n >= 1024 * 1024) return `${(n / (1024 * 1024)).toFixed(1)} MB`;
+  if (n >= 1024) return `${Math.round(n / 1024)} KB`;
+  return `${n} B`;
+}
+
+function ms(x) {
+  if (x < 1) return `${x.toFixed(2)} ms`;
+  if (x < 10) return `${x.toFixed(1)} ms`;
+  return `${Math.round(x)} ms`;
+}
+
+// ---------------------------------------------------------------- wiring
+
+el.errorDismiss.addEventListener('click', hideError);
+el.cancel.addEventListener('click', () => {
+  restartEmpty('Indexing was cancelled, so the engine is empty now.');
+});
+el.loadDemo.addEventListener('click', () => {
+  hideError();
+  requestIndex({ type: 'load-demo', replace: true });
+});
+el.reloadDemo.addEventListener('click', () => {
+  hideError();
+  requestIndex({ type: 'load-demo', replace: true });
+});
+el.fileInput.addEventListener('change', () => {
+  indexFiles(el.fileInput.files).finally(() => {
+    el.fileInput.value = ''; // choosing the same file again fires 'change' again
+  });
+});
+el.indexText.addEventListener('click', indexPastedText);
+el.form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  runSearch(el.query.value);
+});
+el.k.addEventListener('change', () => {
+  if (state.lastSearch) runSearch(state.lastSearch.query, state.lastSearch.question);
+});
+
+// drag and drop: the zone takes the files; elsewhere a dropped file must not replace the page
+for (const type of ['dragenter', 'dragover']) {
+  el.dropzone.addEventListener(type, (event) => {
+    event.preventDefault();
+    if (!state.busy) el.dropzone.classList.add('over');
+  });
+}
+for (const type of ['dragleave', 'dragend']) {
+  el.dropzone.addEventListener(type, () => el.dropzone.classList.remove('over'));
+}
+el.dropzone.addEventListener('drop', (event) => {
+  event.preventDefault();
+  el.dropzone.classList.remove('over');
+  if (!state.busy) indexFiles(event.dataTransfer && event.dataTransfer.files);
+});
+window.addEventListener('dragover', (event) => event.preventDefault());
+window.addEventListener('drop', (event) => event.preventDefault());
+
+startWorker({ loadDemo: true });
+loadExamples();
