@@ -1,0 +1,282 @@
+// End-to-end tests of Cairn's page in headless Chromium: `node --test tests/e2e/`.
+// Needs a built page: `npm run build:wasm && npm run build:web` (writes dist/).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { serve } from '../../scripts/serve.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const dist = path.join(root, 'dist');
+const screenshots = path.join(root, 'tests', 'e2e', 'screenshots');
+
+const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+// Test (i)'s question: HotpotQA dev "How many records did Shane Lynch sell as a member of
+// Boyzone?". BM25 ranks both of its gold passages in the top 5 (ranks 1 and 4). It is not one of
+// the six example buttons, so it is typed.
+const QUESTION_ID = '5ae15ae25542990adbacf767';
+const questions = fs
+  .readFileSync(path.join(root, 'www', 'data', 'hotpotqa', 'questions.jsonl'), 'utf8')
+  .split('\n')
+  .filter((l) => l.trim())
+  .map((l) => JSON.parse(l));
+const QUESTION = questions.find((q) => q.id === QUESTION_ID);
+
+const DEMO_STATUS = /^997 passages\b/;
+const WAIT = 30_000;
+
+let browser;
+let server;
+const requests = []; // every request of every page: {url, test}
+const dialogs = []; // alert()/confirm() from any page: must stay empty
+
+before(async () => {
+  assert.ok(QUESTION, `question ${QUESTION_ID} is missing from www/data/hotpotqa/questions.jsonl`);
+  if (!fs.existsSync(path.join(dist, 'index.html'))) {
+    throw new Error('dist/index.html is missing: run `npm run build:wasm && npm run build:web` before the e2e tests');
+  }
+  if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (scripts/setup.sh)`);
+  server = await serve({ dir: dist, port: 0 });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+/** A fresh page on the served dist/, recording its requests, errors and dialogs. */
+async function openPage(t) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = await context.newPage();
+  const pageErrors = [];
+  context.on('request', (r) => requests.push({ url: r.url(), test: t.name }));
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  page.on('dialog', (d) => {
+    dialogs.push(`${d.type()}: ${d.message()}`);
+    d.dismiss().catch(() => {});
+  });
+  t.after(async () => {
+    await context.close();
+  });
+  await page.goto(server.url);
+  return {
+    page,
+    assertNoPageErrors: () => assert.deepEqual(pageErrors, [], `uncaught errors in the page: ${pageErrors.join('; ')}`),
+  };
+}
+
+async function describePage(page) {
+  return page.evaluate(() => {
+    const t = (id) => document.getElementById(id)?.textContent.trim() ?? '(missing)';
+    const err = document.getElementById('error');
+    return `status "${t('status')}", results meta "${t('results-meta')}", error box ${err && !err.hidden ? `"${t('error-message')}"` : 'hidden'}`;
+  });
+}
+
+/** Wait until #status matches `re`; on timeout fail with what the page shows. */
+async function waitForStatus(page, re, what) {
+  try {
+    await page.waitForFunction(
+      ([src, flags]) => new RegExp(src, flags).test(document.getElementById('status').textContent.trim()),
+      [re.source, re.flags],
+      { timeout: WAIT },
+    );
+  } catch {
+    assert.fail(`${what}: #status never matched ${re} (${await describePage(page)})`);
+  }
+}
+
+/** Type `query` into the search box, search, and return the hits once they are shown. */
+async function search(page, query) {
+  const shown = await page.getAttribute('#results', 'data-search');
+  await page.fill('#query', query);
+  await page.click('#search');
+  try {
+    await page.waitForFunction(
+      (prev) => {
+        const n = document.getElementById('results').dataset.search;
+        return n !== undefined && n !== prev;
+      },
+      shown ?? undefined,
+      { timeout: WAIT },
+    );
+  } catch {
+    assert.fail(`searching "${query}" showed no results (${await describePage(page)})`);
+  }
+  return page.$$eval('#results .hit', (hits) =>
+    hits.map((h) => ({
+      id: h.querySelector('.hit-id').textContent,
+      title: h.querySelector('.hit-title').textContent,
+      text: h.querySelector('.hit-text').textContent,
+      gold: !!h.querySelector('.badge.gold'),
+      marks: Array.from(h.querySelectorAll('mark'), (m) => m.textContent),
+    })),
+  );
+}
+
+test('(i) the demo corpus loads and a HotpotQA question finds a gold passage in the top 5', { timeout: 90_000 }, async (t) => {
+  const { page, assertNoPageErrors } = await openPage(t);
+  await waitForStatus(page, DEMO_STATUS, 'the demo corpus should load on its own');
+
+  const methods = await page.$$eval('#method option', (os) => os.map((o) => o.value));
+  assert.deepEqual(methods, ['bm25'], 'the method selector should list the engine\'s methods()');
+  const examples = await page.$$eval('#examples button', (bs) => bs.map((b) => b.textContent));
+  assert.deepEqual(examples, questions.slice(0, 6).map((q) => q.question), 'the six example buttons should be the first six questions');
+
+  const hits = await search(page, QUESTION.question);
+  assert.equal(hits.length, 5, `expected 5 results, got ${hits.length}`);
+  const ids = hits.map((h) => h.id);
+  const found = ids.filter((id) => QUESTION.gold_ids.includes(id));
+  assert.ok(found.length > 0, `none of the top 5 ${JSON.stringify(ids)} is a gold passage ${JSON.stringify(QUESTION.gold_ids)}`);
+  for (const h of hits) {
+    assert.equal(h.gold, QUESTION.gold_ids.includes(h.id), `passage ${h.id}: the gold badge should be shown exactly on gold passages`);
+  }
+  assert.ok(hits[0].marks.length > 0, 'the top passage should have highlighted query terms');
+  assert.ok(
+    hits.some((h) => h.marks.some((m) => /^(Shane|Lynch|Boyzone|records?)$/i.test(m))),
+    `the highlights should be query words, got ${JSON.stringify(hits.map((h) => h.marks))}`,
+  );
+
+  fs.mkdirSync(screenshots, { recursive: true });
+  await page.screenshot({ path: path.join(screenshots, 'search.png'), fullPage: true });
+
+  // an example button fills the box and searches
+  await page.click('#examples button >> nth=0');
+  await page.waitForFunction(
+    (q) => document.getElementById('query').value === q && document.querySelectorAll('#results .hit').length === 5,
+    questions[0].question,
+    { timeout: WAIT },
+  );
+  assertNoPageErrors();
+});
+
+test('(ii) pasted text replaces the corpus, is found, and HTML in it stays text', { timeout: 90_000 }, async (t) => {
+  const { page, assertNoPageErrors } = await openPage(t);
+  await waitForStatus(page, DEMO_STATUS, 'the demo corpus should load first');
+
+  const evil = '<img src=x onerror=alert(1)>';
+  await page.fill(
+    '#paste',
+    `Quokkas are small wallabies that live on Rottnest Island near Perth. ${evil} is how a quokka signs its letters.\n\n` +
+      'A second paragraph about basalt cairns on the Isle of Skye.',
+  );
+  await page.check('#mode-replace');
+  await page.click('#index-text');
+  await waitForStatus(page, /^2 passages\b/, 'the pasted text should replace the corpus with its 2 paragraphs');
+
+  const hits = await search(page, 'quokka onerror');
+  assert.equal(hits.length, 1, `expected the one pasted passage, got ${JSON.stringify(hits)}`);
+  assert.equal(hits[0].id, 'pasted text#1');
+  assert.ok(hits[0].text.includes(evil), `the passage should show ${evil} literally, shows ${JSON.stringify(hits[0].text)}`);
+  assert.ok(hits[0].marks.includes('onerror'), `"onerror" should be highlighted as a word, marks ${JSON.stringify(hits[0].marks)}`);
+  const imgs = await page.$$eval('img', (els) => els.length);
+  assert.equal(imgs, 0, 'the passage text created an <img> element');
+  const markChildren = await page.$$eval('#results mark *', (els) => els.length);
+  assert.equal(markChildren, 0, '<mark> elements must hold text only');
+
+  // the old corpus is gone
+  const old = await search(page, QUESTION.question);
+  assert.ok(old.every((h) => h.id.startsWith('pasted text#')), `the demo passages should be gone after "replace", got ${JSON.stringify(old.map((h) => h.id))}`);
+  assert.deepEqual(dialogs, [], 'a dialog opened: passage text was run as HTML');
+  assertNoPageErrors();
+});
+
+test('(iii) a broken .jsonl shows an error naming the line and the previous index keeps answering', { timeout: 90_000 }, async (t) => {
+  const { page, assertNoPageErrors } = await openPage(t);
+  await waitForStatus(page, DEMO_STATUS, 'the demo corpus should load first');
+  assert.equal(await page.isChecked('#mode-add'), true, '"add to current corpus" should be the default');
+
+  // a good file and a broken one in the same upload: all or nothing
+  await page.setInputFiles('#file-input', [
+    { name: 'zoo.md', mimeType: 'text/markdown', buffer: Buffer.from('# Zoo\n\nThe zyzzyva weevil lives in the zoo.\n') },
+    {
+      name: 'broken.jsonl',
+      mimeType: 'application/x-ndjson',
+      buffer: Buffer.from('{"id": "ok-1", "title": "Fine", "text": "A fine line."}\n{"id": "bad", "text": oops}\n'),
+    },
+  ]);
+  await page.waitForSelector('#error:not([hidden])', { timeout: WAIT }).catch(async () => {
+    assert.fail(`no error box after uploading a broken .jsonl (${await describePage(page)})`);
+  });
+  const message = await page.textContent('#error-message');
+  assert.match(message, /broken\.jsonl, line 2\b/, `the error should name the file and line, says ${JSON.stringify(message)}`);
+  assert.equal(await page.getAttribute('#error', 'role'), 'alert');
+  await waitForStatus(page, DEMO_STATUS, 'the corpus should be unchanged after the failed upload');
+
+  const hits = await search(page, QUESTION.question);
+  assert.equal(hits.length, 5, 'the previous index should still answer');
+  assert.ok(hits.some((h) => QUESTION.gold_ids.includes(h.id)), 'the previous index should still rank a gold passage in the top 5');
+  const zoo = await search(page, 'zyzzyva');
+  assert.equal(zoo.length, 0, `zoo.md came in the same failed upload and must not be indexed, found ${JSON.stringify(zoo)}`);
+
+  await page.click('#error-dismiss');
+  assert.equal(await page.isHidden('#error'), true, 'Dismiss should hide the error box');
+
+  // a file whose passages clash with the built index (same ids twice): the engine is left
+  // unbuilt by the failed add and must be rebuilt
+  const notes = { name: 'notes.md', mimeType: 'text/markdown', buffer: Buffer.from('The zyzzyva weevil again.\n') };
+  await page.setInputFiles('#file-input', [notes]);
+  await waitForStatus(page, /^998 passages\b/, 'notes.md should be added to the demo corpus');
+  await page.setInputFiles('#file-input', [notes]);
+  await page.waitForSelector('#error:not([hidden])', { timeout: WAIT });
+  assert.match(await page.textContent('#error-message'), /notes\.md#1.*already in the corpus/);
+  await waitForStatus(page, /^998 passages\b/, 'the corpus should be unchanged after the clash');
+  const again = await search(page, 'zyzzyva');
+  assert.deepEqual(again.map((h) => h.id), ['notes.md#1'], 'the index should still answer after the clash');
+  assertNoPageErrors();
+});
+
+test('(iv) the page sends no request to any other origin', { timeout: 90_000 }, async (t) => {
+  const { page, assertNoPageErrors } = await openPage(t);
+  await waitForStatus(page, DEMO_STATUS, 'the demo corpus should load');
+  await page.click('#examples button >> nth=1');
+  await page.waitForSelector('#results .hit', { timeout: WAIT });
+  await page.fill('#paste', 'One more paragraph, about lighthouses.');
+  await page.click('#index-text');
+  await waitForStatus(page, /^998 passages\b/, 'the pasted paragraph should be added');
+  await page.goto(new URL('bench.html', server.url).href); // the benchmark page, without a corpus
+  await page.waitForFunction(() => document.getElementById('result').textContent.includes('error'), null, { timeout: WAIT });
+
+  const origin = new URL(server.url).origin;
+  const seen = requests.map((r) => r.url);
+  // the recorder must see the worker's traffic too, or this test proves nothing
+  assert.ok(seen.some((u) => u.endsWith('.wasm')), `the wasm download was not recorded: ${JSON.stringify(seen)}`);
+  assert.ok(seen.some((u) => u.endsWith('/data/hotpotqa/corpus.jsonl')), 'the worker\'s corpus download was not recorded');
+  const foreign = requests.filter((r) => !/^(data|blob):/.test(r.url) && new URL(r.url).origin !== origin);
+  assert.deepEqual(foreign, [], `requests left ${origin}`);
+  assertNoPageErrors();
+});
+
+test('(v) Cancel stops indexing and leaves an empty engine that can reload the demo', { timeout: 120_000 }, async (t) => {
+  const { page, assertNoPageErrors } = await openPage(t);
+  await waitForStatus(page, DEMO_STATUS, 'the demo corpus should load');
+  // big enough to take a few seconds to index
+  const lines = [];
+  for (let i = 0; i < 60_000; i += 1) {
+    lines.push(JSON.stringify({ id: `big-${i}`, title: `Synthetic passage ${i}`, text: `Word${i % 977} and word${i % 331} meet token${i} in passage number ${i} of a long file.` }));
+  }
+  await page.setInputFiles('#file-input', [{ name: 'big.jsonl', mimeType: 'application/x-ndjson', buffer: Buffer.from(lines.join('\n')) }]);
+  await page.waitForSelector('#progress-row:not([hidden])', { timeout: WAIT });
+  await page.click('#cancel');
+  await waitForStatus(page, /^No passages yet/, 'after Cancel the fresh engine should be empty');
+  assert.equal(await page.isHidden('#progress-row'), true, 'the progress bar should go away after Cancel');
+  assert.equal(await page.isVisible('#reload-demo'), true, 'after Cancel the page should offer to reload the demo');
+  await page.click('#reload-demo');
+  await waitForStatus(page, DEMO_STATUS, 'the demo should load again in the new worker');
+  const hits = await search(page, QUESTION.question);
+  assert.equal(hits.length, 5);
+  assertNoPageErrors();
+});
