@@ -1,0 +1,61 @@
+// Browser benchmark: `npm run bench:browser` (not part of `node --test`).
+// Serves dist/ and ../shared/data (as /shared-data), opens bench.html in headless Chromium on the
+// 6,119-passage 2WikiMultihopQA corpus, and prints the page's JSON: passages, index ms,
+// passages/s, and p50/p95 ms of 200 queries.
+//
+//   node tests/e2e/bench-browser.mjs [corpus path under /shared-data, default 2wiki-corpus-6k/corpus.jsonl]
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { serve } from '../../scripts/serve.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const dist = path.join(root, 'dist');
+const sharedData = path.resolve(root, '..', 'shared', 'data');
+const corpus = process.argv[2] || '2wiki-corpus-6k/corpus.jsonl';
+const TIMEOUT = 10 * 60 * 1000;
+
+function die(message) {
+  console.error(`bench-browser: ${message}`);
+  process.exit(1);
+}
+
+if (!fs.existsSync(path.join(dist, 'bench.html'))) die('dist/bench.html is missing: run `npm run build` first');
+if (!fs.existsSync(path.join(sharedData, corpus))) die(`${path.join(sharedData, corpus)} is missing`);
+
+const server = await serve({ dir: dist, port: 0, mounts: { '/shared-data': sharedData } });
+let browser;
+try {
+  browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH || '/usr/bin/chromium',
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
+  });
+  const page = await browser.newPage();
+  const errors = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  const url = new URL(`bench.html?corpus=${encodeURIComponent(`/shared-data/${corpus}`)}`, server.url).href;
+  console.error(`bench-browser: ${url}`);
+  await page.goto(url);
+  await page.waitForFunction(() => document.getElementById('result').textContent.trim() !== '', null, {
+    timeout: TIMEOUT,
+  });
+  const text = await page.textContent('#result');
+  const result = JSON.parse(text);
+  console.log(JSON.stringify(result, null, 2));
+  if (result.error || errors.length) {
+    process.exitCode = 1;
+    if (errors.length) console.error(`bench-browser: page errors: ${errors.join('; ')}`);
+  }
+} finally {
+  await browser?.close();
+  await server.close();
+}
