@@ -133,8 +133,8 @@ function onMessage(msg) {
 const PHASES = {
   fetching: 'Downloading the demo corpus',
   adding: 'Reading',
-  indexing: 'Indexing passages',
-  restoring: 'Restoring the previous index',
+  indexing: 'Indexing',
+  restoring: 'Restoring the index',
 };
 
 function showProgress({ phase, done, total, name }) {
@@ -142,7 +142,7 @@ function showProgress({ phase, done, total, name }) {
   el.progress.max = Math.max(1, total);
   el.progress.value = Math.min(done, total);
   if (phase === 'indexing' || phase === 'restoring') {
-    el.progressLabel.textContent = `${label} ${fmt(done)} / ${fmt(total)}`;
+    el.progressLabel.textContent = `${label}: ${fmt(done)} of ${fmt(total)}`;
   } else if (phase === 'adding' && name) {
     el.progressLabel.textContent = `${label} ${name} (${done + 1} of ${total})`;
   } else {

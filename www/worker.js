@@ -159,22 +159,20 @@ function restore(before, dirty) {
 
 async function loadDemo() {
   const t0 = now();
-  post({ type: 'progress', phase: 'fetching', done: 0, total: 1 });
   // relative to the worker's script, which webpack puts beside index.html
   const resp = await fetch(new URL(DEMO_URL, self.location.href));
   if (!resp.ok) throw new Error(`could not load the demo corpus (${resp.status} ${resp.statusText} for ${DEMO_URL})`);
   const text = await resp.text();
   const fetchMs = now() - t0;
-  post({ type: 'progress', phase: 'fetching', done: 1, total: 1 });
   return { text, fetchMs };
 }
 
-async function handle(msg) {
+async function handle(msg, early) {
   switch (msg && msg.type) {
     case 'load-demo': {
       let demo;
       try {
-        demo = await loadDemo();
+        demo = await (early || loadDemo());
       } catch (err) {
         post({ type: 'error', during: 'load-demo', message: message(err) });
         post({ type: 'ready', stats: stats(), changed: false, timing: null });
@@ -244,8 +242,14 @@ let queue = init()
   });
 
 self.onmessage = (event) => {
+  let early = null;
+  if (event.data?.type === 'load-demo') {
+    // download the demo while the wasm module compiles or earlier requests run
+    early = loadDemo();
+    early.catch(() => {}); // reported when its turn comes
+  }
   queue = queue.then(
-    () => handle(event.data).catch((err) => post({ type: 'error', during: event.data?.type, message: message(err) })),
+    () => handle(event.data, early).catch((err) => post({ type: 'error', during: event.data?.type, message: message(err) })),
     () => post({ type: 'error', during: event.data?.type, message: 'the search engine did not start' }),
   );
 };

@@ -265,7 +265,7 @@ test('(v) Cancel stops indexing and leaves an empty engine that can reload the d
   await waitForStatus(page, DEMO_STATUS, 'the demo corpus should load');
   // big enough to take a few seconds to index
   const lines = [];
-  for (let i = 0; i < 60_000; i += 1) {
+  for (let i = 0; i < 150_000; i += 1) {
     lines.push(JSON.stringify({ id: `big-${i}`, title: `Synthetic passage ${i}`, text: `Word${i % 977} and word${i % 331} meet token${i} in passage number ${i} of a long file.` }));
   }
   await page.setInputFiles('#file-input', [{ name: 'big.jsonl', mimeType: 'application/x-ndjson', buffer: Buffer.from(lines.join('\n')) }]);
