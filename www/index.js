@@ -286,7 +286,9 @@ function renderResults({ id: searchId, hits, ms: took }) {
   const top = hits.length ? hits[0].score : 0;
 
   el.results.replaceChildren(...hits.map((h) => hitElement(h, top, gold.has(h.id))));
-  el.results.dataset.search = String(searchId); // which search is shown (tests wait on it)
+  // which search is shown (tests wait on these)
+  el.results.dataset.search = String(searchId);
+  el.results.dataset.query = state.lastSearch ? state.lastSearch.query : '';
 
   const found = hits.filter((h) => gold.has(h.id)).length;
   if (hits.length === 0) {

@@ -207,7 +207,11 @@ async function handle(msg, early) {
       return;
     }
     case 'stats':
-      post({ type: 'stats', stats: stats(), ...info });
+      try {
+        post({ type: 'stats', stats: stats(), ...info });
+      } catch (err) {
+        postError('stats', err);
+      }
       return;
     default:
       post({ type: 'error', during: 'message', message: `unknown message type ${JSON.stringify(msg && msg.type)}` });

@@ -106,11 +106,11 @@ async function search(page, query) {
   await page.click('#search');
   try {
     await page.waitForFunction(
-      (prev) => {
-        const n = document.getElementById('results').dataset.search;
-        return n !== undefined && n !== prev;
+      ([prev, q]) => {
+        const { search: n, query: shownQuery } = document.getElementById('results').dataset;
+        return n !== undefined && n !== prev && shownQuery === q;
       },
-      shown ?? undefined,
+      [shown ?? undefined, query.trim()],
       { timeout: WAIT },
     );
   } catch {
