@@ -61,13 +61,14 @@ impl Corpus {
         Ok(n)
     }
 
-    /// Add many passages; all or nothing: on the first error nothing is added.
+    /// Check that `passages` could all be added: ids non-empty, unique among themselves and new
+    /// to this corpus.
     ///
     /// # Errors
-    /// As [`Corpus::add`], also for two equal ids inside `passages`.
-    pub fn extend(&mut self, passages: Vec<Passage>) -> Result<usize> {
+    /// [`Error::Passage`] naming the first offending id.
+    pub fn check_new(&self, passages: &[Passage]) -> Result<()> {
         let mut seen = std::collections::HashSet::new();
-        for p in &passages {
+        for p in passages {
             if p.id.is_empty() {
                 return Err(Error::Passage { id: p.id.clone(), message: "the id is empty".into() });
             }
@@ -78,6 +79,15 @@ impl Corpus {
                 });
             }
         }
+        Ok(())
+    }
+
+    /// Add many passages; all or nothing: on the first error nothing is added.
+    ///
+    /// # Errors
+    /// As [`Corpus::check_new`].
+    pub fn extend(&mut self, passages: Vec<Passage>) -> Result<usize> {
+        self.check_new(&passages)?;
         let n = passages.len();
         for p in passages {
             self.add(p)?;
@@ -146,11 +156,14 @@ pub fn parse_jsonl(source_name: &str, input: &str) -> Result<Vec<Passage>> {
         let err =
             |message: String| Error::Jsonl { source_name: source_name.to_string(), line: line_no, message };
         let rec: JsonlPassage = serde_json::from_str(trimmed).map_err(|e| {
+            // serde_json says "… at line 1 column N": the line is the file's, so keep the column.
+            let full = e.to_string();
+            let what = full.rfind(" at line ").map_or(full.as_str(), |i| &full[..i]);
             err(match e.classify() {
                 serde_json::error::Category::Data => {
-                    format!("{e} (expected {{\"id\", \"title\", \"text\"}})")
+                    format!("{what} (expected {{\"id\", \"title\", \"text\"}})")
                 }
-                _ => format!("not valid JSON: {e}"),
+                _ => format!("not valid JSON: {what} at column {}", e.column()),
             })
         })?;
         let id = match rec.id {
@@ -287,7 +300,8 @@ mod tests {
     #[test]
     fn jsonl_errors_name_the_line() {
         let e = parse_jsonl("c.jsonl", "{\"id\":\"a\",\"text\":\"x\"}\n{\"id\":\"b\",\"text\":").unwrap_err();
-        assert!(e.to_string().starts_with("c.jsonl, line 2: not valid JSON"), "{e}");
+        // Line 2 is `{"id":"b","text":`, 17 characters; the value is missing after them.
+        assert_eq!(e.to_string(), "c.jsonl, line 2: not valid JSON: EOF while parsing a value at column 17");
         let e = parse_jsonl("c.jsonl", "{\"id\":\"a\"}").unwrap_err();
         assert!(e.to_string().starts_with("c.jsonl, line 1: missing field `text`"), "{e}");
         let e = parse_jsonl("c.jsonl", "[1,2]").unwrap_err();

@@ -33,8 +33,8 @@ export interface PassageInput {
 export interface SearchOptions {
   /** Number of passages to return, 1 to 1000. Default 5. */
   k?: number;
-  /** Retrieval method name. Default "bm25". */
-  method?: "bm25";
+  /** Retrieval method name, one of `methods()`. Default "bm25". */
+  method?: string;
 }
 /** One ranked passage. Highlight ranges are [start, end) offsets in UTF-16 code units. */
 export interface SearchHit {
@@ -179,7 +179,22 @@ impl Engine {
         }
     }
 
+    fn corpus(&self) -> Option<&Corpus> {
+        match &self.state {
+            Some(State::Collecting(c)) => Some(c),
+            Some(State::Built(i)) => Some(i.corpus()),
+            None => None,
+        }
+    }
+
+    /// Add all or nothing; a rejected batch leaves a built index built.
     fn add_all(&mut self, passages: Vec<Passage>) -> Result<u32, JsError> {
+        if let Some(c) = self.corpus() {
+            c.check_new(&passages).map_err(js_err)?;
+        }
+        if passages.is_empty() {
+            return Ok(0);
+        }
         let n = self.corpus_mut().extend(passages).map_err(js_err)?;
         Ok(n as u32)
     }
@@ -190,12 +205,11 @@ impl Engine {
     /// A new, empty engine. `config` may be omitted; unknown keys are an error.
     #[wasm_bindgen(constructor)]
     pub fn new(
-        #[wasm_bindgen(unchecked_param_type = "EngineConfig")] config: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "EngineConfig")] config: Option<JsValue>,
     ) -> Result<Engine, JsError> {
-        let config: IndexConfig = if config.is_undefined() || config.is_null() {
-            IndexConfig::default()
-        } else {
-            from_js(config).map_err(|e| js_err(format!("invalid configuration: {e}")))?
+        let config: IndexConfig = match config.filter(|c| !c.is_undefined() && !c.is_null()) {
+            None => IndexConfig::default(),
+            Some(c) => from_js(c).map_err(|e| js_err(format!("invalid configuration: {e}")))?,
         };
         config.bm25.validate().map_err(js_err)?;
         Ok(Engine { config, state: Some(State::Collecting(Corpus::new())) })
@@ -243,11 +257,12 @@ impl Engine {
     }
 
     /// Build the index over every passage added so far. `onProgress(done, total)` is called
-    /// about a hundred times. Returns the engine's stats.
+    /// about a hundred times. Returns the engine's stats. Building an empty engine is allowed:
+    /// it is then built with 0 passages, and every search returns no hits.
     #[wasm_bindgen(unchecked_return_type = "EngineStats")]
     pub fn build(
         &mut self,
-        #[wasm_bindgen(unchecked_param_type = "((done: number, total: number) => void) | undefined")]
+        #[wasm_bindgen(unchecked_param_type = "(done: number, total: number) => void")]
         on_progress: Option<js_sys::Function>,
     ) -> Result<JsValue, JsError> {
         let config = self.config.clone();
@@ -269,12 +284,11 @@ impl Engine {
     pub fn search(
         &self,
         query: &str,
-        #[wasm_bindgen(unchecked_param_type = "SearchOptions")] options: JsValue,
+        #[wasm_bindgen(unchecked_param_type = "SearchOptions")] options: Option<JsValue>,
     ) -> Result<JsValue, JsError> {
-        let opts: SearchOptions = if options.is_undefined() || options.is_null() {
-            SearchOptions::default()
-        } else {
-            from_js(options).map_err(|e| js_err(format!("invalid search options: {e}")))?
+        let opts: SearchOptions = match options.filter(|o| !o.is_undefined() && !o.is_null()) {
+            None => SearchOptions::default(),
+            Some(o) => from_js(o).map_err(|e| js_err(format!("invalid search options: {e}")))?,
         };
         let k = opts.k.unwrap_or(5.0);
         if !(k.fract() == 0.0 && (1.0..=1000.0).contains(&k)) {

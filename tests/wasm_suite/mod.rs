@@ -34,11 +34,11 @@ fn options(k: usize) -> JsValue {
 }
 
 fn search(engine: &Engine, q: &str, k: usize) -> Vec<Hit> {
-    serde_wasm_bindgen::from_value(engine.search(q, options(k)).map_err(message).unwrap()).unwrap()
+    serde_wasm_bindgen::from_value(engine.search(q, Some(options(k))).map_err(message).unwrap()).unwrap()
 }
 
 fn built_engine() -> Engine {
-    let mut engine = Engine::new(JsValue::UNDEFINED).map_err(message).unwrap();
+    let mut engine = Engine::new(None).map_err(message).unwrap();
     assert_eq!(engine.add_jsonl("corpus.jsonl", common::CORPUS).map_err(message).unwrap(), 100);
     engine.build(None).map_err(message).unwrap();
     engine
@@ -64,7 +64,7 @@ fn wasm_search_equals_native() {
 
 #[wasm_bindgen_test]
 fn highlights_are_utf16_ranges_of_query_words() {
-    let mut engine = Engine::new(JsValue::UNDEFINED).map_err(message).unwrap();
+    let mut engine = Engine::new(None).map_err(message).unwrap();
     engine
         .add_jsonl("x.jsonl", "{\"id\":\"e\",\"title\":\"Émile\",\"text\":\"𝄞 Émile Zola wrote novels\"}")
         .map_err(message)
@@ -81,8 +81,8 @@ fn highlights_are_utf16_ranges_of_query_words() {
 
 #[wasm_bindgen_test]
 fn errors_are_js_errors_with_actionable_messages() {
-    let mut engine = Engine::new(JsValue::UNDEFINED).map_err(message).unwrap();
-    let e = engine.search("anything", JsValue::UNDEFINED).err().map(message).unwrap();
+    let mut engine = Engine::new(None).map_err(message).unwrap();
+    let e = engine.search("anything", None).err().map(message).unwrap();
     assert!(e.contains("not built"), "{e}");
     let e = engine.add_jsonl("bad.jsonl", "{\"text\":\"ok\"}\n{\"text\": oops}").err().map(message).unwrap();
     assert!(e.starts_with("bad.jsonl, line 2: not valid JSON"), "{e}");
@@ -90,26 +90,30 @@ fn errors_are_js_errors_with_actionable_messages() {
         engine.add_jsonl("good.jsonl", "{\"id\":\"a\",\"text\":\"alpha\"}").map_err(message).unwrap(),
         1
     );
+    engine.build(None).map_err(message).unwrap();
+    assert_eq!(search(&engine, "alpha", 5).len(), 1);
+    // A rejected batch after build leaves the index built and searchable.
     let e = engine.add_jsonl("dup.jsonl", "{\"id\":\"a\",\"text\":\"again\"}").err().map(message).unwrap();
     assert_eq!(e, "passage \"a\": this id is already in the corpus");
-    engine.build(None).map_err(message).unwrap();
+    let e = engine.add_jsonl("bad.jsonl", "{\"id\":\"b\",\"text\":\"x\"}\n{").err().map(message).unwrap();
+    assert!(e.starts_with("bad.jsonl, line 2: not valid JSON"), "{e}");
     assert_eq!(search(&engine, "alpha", 5).len(), 1);
     let bad_k = js_sys::Object::new();
     js_sys::Reflect::set(&bad_k, &"k".into(), &JsValue::from(0.5)).unwrap();
-    let e = engine.search("alpha", bad_k.into()).err().map(message).unwrap();
+    let e = engine.search("alpha", Some(bad_k.into())).err().map(message).unwrap();
     assert!(e.contains("k must be a whole number"), "{e}");
     let bad_method = js_sys::Object::new();
     js_sys::Reflect::set(&bad_method, &"method".into(), &"colbert".into()).unwrap();
-    let e = engine.search("alpha", bad_method.into()).err().map(message).unwrap();
+    let e = engine.search("alpha", Some(bad_method.into())).err().map(message).unwrap();
     assert!(e.contains("unknown method \"colbert\""), "{e}");
     let bad_config = js_sys::JSON::parse("{\"bm25\":{\"k\":1}}").unwrap();
-    let e = Engine::new(bad_config).err().map(message).unwrap();
+    let e = Engine::new(Some(bad_config)).err().map(message).unwrap();
     assert!(e.starts_with("invalid configuration"), "{e}");
 }
 
 #[wasm_bindgen_test]
 fn documents_split_into_passages() {
-    let mut engine = Engine::new(JsValue::UNDEFINED).map_err(message).unwrap();
+    let mut engine = Engine::new(None).map_err(message).unwrap();
     let n = engine
         .add_document("notes.md", "# Rivers\n\nThe Rhine flows north.\n\n# Mountains\n\nThe Alps are high.")
         .map_err(message)
