@@ -89,25 +89,33 @@ impl Analyzer {
     /// Call `f(term, start, end)` for each token of `text`, without allocating a `Token` each.
     pub fn for_each_token(&self, text: &str, mut f: impl FnMut(&str, usize, usize)) {
         for (start, word) in text.unicode_word_indices() {
-            if word.len() > MAX_TERM_BYTES {
-                continue;
+            if let Some(term) = self.term_of(word) {
+                f(&term, start, start + word.len());
             }
-            let lower: Cow<str> = if word.chars().all(|c| c.is_lowercase() || !c.is_alphabetic())
-                && !word.contains('\u{2019}')
-            {
-                Cow::Borrowed(word)
-            } else {
-                Cow::Owned(word.to_lowercase().replace('\u{2019}', "'"))
-            };
-            if self.stop_words.contains(lower.as_ref()) {
-                continue;
-            }
-            let stem = self.stemmer.stem(&lower);
-            if stem.is_empty() {
-                continue;
-            }
-            f(&stem, start, start + word.len());
         }
+    }
+
+    /// The words of `text` as UAX #29 finds them, unanalysed (what [`Analyzer::term_of`] takes).
+    pub fn words<'a>(&self, text: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        text.unicode_words()
+    }
+
+    /// The index term of one word, or `None` for a stop word, a word over [`MAX_TERM_BYTES`] or
+    /// a word that stems to nothing. Pure: callers may cache it per distinct word.
+    pub fn term_of(&self, word: &str) -> Option<String> {
+        if word.len() > MAX_TERM_BYTES {
+            return None;
+        }
+        let lower: Cow<str> = if word.chars().all(|c| !c.is_uppercase()) && !word.contains('\u{2019}') {
+            Cow::Borrowed(word)
+        } else {
+            Cow::Owned(word.to_lowercase().replace('\u{2019}', "'"))
+        };
+        if self.stop_words.contains(lower.as_ref()) {
+            return None;
+        }
+        let stem = self.stemmer.stem(&lower);
+        (!stem.is_empty()).then(|| stem.into_owned())
     }
 }
 

@@ -13,7 +13,7 @@
 //! by [`crate::text::Analyzer`]. Defaults k1 = 0.9, b = 0.4 (Anserini's defaults for passage
 //! retrieval).
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 use serde::{Deserialize, Serialize};
 
@@ -89,28 +89,35 @@ impl Bm25 {
     ) -> Result<Bm25> {
         config.validate()?;
         let n = corpus.len();
-        let mut vocab: HashMap<String, u32> = HashMap::new();
+        let mut vocab: HashMap<String, u32> = HashMap::default();
         // (term, doc, tf) triples, later counting-sorted by term.
         let mut triples: Vec<(u32, u32, u32)> = Vec::new();
         let mut doc_len = Vec::with_capacity(n);
-        let mut counts: HashMap<u32, u32> = HashMap::new();
+        let mut counts: HashMap<u32, u32> = HashMap::default();
+        let mut cache: HashMap<&str, Option<u32>> = HashMap::default();
         let step = (n / 100).max(1);
         for (d, p) in corpus.passages().iter().enumerate() {
             counts.clear();
             let mut len = 0u32;
             for field in [&p.title, &p.text] {
-                analyzer.for_each_token(field, |term, _, _| {
-                    let next = vocab.len() as u32;
-                    let id = match vocab.get(term) {
+                for word in analyzer.words(field) {
+                    // Stemming dominates indexing time; each distinct surface word is analysed once.
+                    let id = match cache.get(word) {
                         Some(&id) => id,
                         None => {
-                            vocab.insert(term.to_string(), next);
-                            next
+                            let id = analyzer.term_of(word).map(|term| {
+                                let next = vocab.len() as u32;
+                                *vocab.entry(term).or_insert(next)
+                            });
+                            cache.insert(word, id);
+                            id
                         }
                     };
-                    *counts.entry(id).or_insert(0) += 1;
-                    len = len.saturating_add(1);
-                });
+                    if let Some(id) = id {
+                        *counts.entry(id).or_insert(0) += 1;
+                        len = len.saturating_add(1);
+                    }
+                }
             }
             let mut doc_terms: Vec<(u32, u32)> = counts.iter().map(|(&t, &c)| (t, c)).collect();
             doc_terms.sort_unstable();
