@@ -44,6 +44,15 @@ pub enum Error {
         /// What is wrong with it.
         message: String,
     },
+    /// Model data (a token table, a vocabulary, model weights) that cannot be used: truncated,
+    /// corrupt, of another format version, or made for another vocabulary.
+    #[error("{what}: {message}")]
+    Model {
+        /// Which model data (for example `static embedding table`).
+        what: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// An I/O failure, with the path it concerns.
     #[error("{path}: {source}")]
     Io {

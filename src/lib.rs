@@ -9,9 +9,12 @@
 //! - [`corpus`]: passages and their loaders (JSONL, plain text, Markdown);
 //! - [`text`]: the retrieval tokenizer (Unicode words, lowercase, English stop words, Snowball);
 //! - [`index`]: the [`index::Index`] and its first ranking method, BM25;
+//! - [`embed`]: the [`embed::Embedder`] trait, the static (Model2Vec-style) MiniLM embedder, BERT
+//!   WordPiece, and exact cosine top-k search over a vector matrix;
 //! - [`eval`]: datasets, Recall@k, FCR and the evaluation harness every method reports through.
 
 pub mod corpus;
+pub mod embed;
 pub mod error;
 pub mod eval;
 pub mod index;
