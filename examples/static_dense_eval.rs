@@ -5,6 +5,8 @@
 //! - `--table`/`--vocab`: a table made by `tools/distill_static.py` (default: the bundled one);
 //! - `--speed CORPUS`: embed every passage ("title text") of a corpus JSONL on one thread, three
 //!   times, and print the best passages per second;
+//! - `--search-bench N`: exact top-10 search over N random unit vectors of the embedder's
+//!   dimension; prints milliseconds per query;
 //! - each `DATASET` folder (`../shared/data/hotpotqa`, …): corpus setting — embed the whole
 //!   corpus and every question, rank all passages by cosine, and print Recall@2, Recall@5 and
 //!   FCR@5 (METHOD.md §5).
@@ -22,11 +24,13 @@ fn passage_text(title: &str, text: &str) -> String {
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let (mut table, mut vocab, mut speed, mut datasets) = (None, None, None, Vec::new());
+    let mut search_bench: Option<usize> = None;
     while let Some(a) = args.next() {
         match a.as_str() {
             "--table" => table = args.next().map(PathBuf::from),
             "--vocab" => vocab = args.next().map(PathBuf::from),
             "--speed" => speed = args.next().map(PathBuf::from),
+            "--search-bench" => search_bench = args.next().and_then(|n| n.parse().ok()),
             _ => datasets.push(PathBuf::from(a)),
         }
     }
@@ -75,6 +79,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             texts.len() as f64 / best,
             tokens as f64 / best / 1e6,
             100.0 * tok_s / best
+        );
+    }
+
+    if let Some(n) = search_bench {
+        let d = embedder.dim();
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 40) as f32 / (1u64 << 24) as f32 - 0.5
+        };
+        let mut data: Vec<f32> = (0..n * d).map(|_| next()).collect();
+        data.chunks_exact_mut(d).for_each(cairn::embed::l2_normalize);
+        let matrix = VectorMatrix::from_rows(d, data)?;
+        let queries: Vec<Vec<f32>> = (0..20).map(|i| matrix.row(i * 7 % n).unwrap_or(&[]).to_vec()).collect();
+        let t = Instant::now();
+        for q in &queries {
+            std::hint::black_box(matrix.top_k(q, 10)?);
+        }
+        println!(
+            "search: {} x {} matrix, exact top-10: {:.2} ms/query",
+            n,
+            d,
+            t.elapsed().as_secs_f64() * 1e3 / queries.len() as f64
         );
     }
 
