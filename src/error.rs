@@ -33,6 +33,14 @@ pub enum Error {
         /// Comma-separated list of known method names.
         known: String,
     },
+    /// A dense method was asked of an index without its embedder's passage vectors.
+    #[error("method {method:?} needs the {embedder} embedder, which is not loaded: load it, then build again")]
+    MissingEmbedder {
+        /// The method's name.
+        method: String,
+        /// The embedder slot's name.
+        embedder: String,
+    },
     /// The index was queried before [`crate::Index::build`] or equivalent.
     #[error("the index is not built yet: add passages and build it first")]
     NotBuilt,

@@ -8,14 +8,16 @@
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
+use std::rc::Rc;
 use std::str::FromStr;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
-use crate::corpus::{parse_jsonl, Corpus, Passage};
+use crate::corpus::{parse_jsonl, Corpus};
+use crate::embed::{Embedder, VectorMatrix};
 use crate::error::{Error, Result};
-use crate::index::{Index, IndexConfig, Method};
+use crate::index::{EmbedderSlot, Index, IndexConfig, Method};
 
 /// One multi-hop question with its gold supporting passages and its passage pool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -246,17 +248,42 @@ impl Acc {
     }
 }
 
+/// The embedders an evaluation may use, by slot. A method whose slot is empty is an error.
+#[derive(Clone, Default)]
+pub struct Embedders {
+    /// For `dense` and `hybrid`.
+    pub static_embedder: Option<Rc<dyn Embedder>>,
+    /// For `dense-minilm`.
+    pub minilm: Option<Rc<dyn Embedder>>,
+}
+
+impl Embedders {
+    /// The embedder in `slot`, if any.
+    pub fn get(&self, slot: EmbedderSlot) -> Option<&Rc<dyn Embedder>> {
+        match slot {
+            EmbedderSlot::Static => self.static_embedder.as_ref(),
+            EmbedderSlot::Minilm => self.minilm.as_ref(),
+        }
+    }
+}
+
 /// Run `method` over every question of `dataset` in `setting` and average the metrics.
+///
+/// Dense methods embed every corpus passage once ([`Index::passage_text`]); in the pool setting
+/// each question's index takes its pool's rows from those vectors. Embedding time counts in
+/// `index_ms`; the query's own embedding counts in `ms_per_query`.
 ///
 /// # Errors
 /// [`Error::Dataset`] when the dataset has no questions; [`Error::Config`] for an invalid
-/// `config` or `k == 0`.
+/// `config` or `k == 0`; [`Error::MissingEmbedder`] when the method's embedder is not in
+/// `embedders`; an embedder's own errors.
 pub fn evaluate(
     dataset: &Dataset,
     setting: Setting,
     method: Method,
     k: usize,
     config: &IndexConfig,
+    embedders: &Embedders,
 ) -> Result<Report> {
     if dataset.questions.is_empty() {
         return Err(Error::Dataset {
@@ -267,17 +294,50 @@ pub fn evaluate(
     if k == 0 {
         return Err(Error::Config("k must be at least 1".into()));
     }
+    let embedder = match method.embedder() {
+        None => None,
+        Some(slot) => {
+            let e = embedders.get(slot).ok_or_else(|| Error::MissingEmbedder {
+                method: method.name().to_string(),
+                embedder: slot.name().to_string(),
+            })?;
+            Some((slot, e.clone()))
+        }
+    };
     let depth = k.max(5);
     let mut all = Acc::default();
     let mut by_type: BTreeMap<String, Acc> = BTreeMap::new();
     let mut query_ms = 0.0;
     let mut index_ms = 0.0;
+    // Passage vectors of the whole corpus, row i = corpus passage i.
+    let vectors = match &embedder {
+        None => None,
+        Some((_, e)) => {
+            let t = Instant::now();
+            let texts: Vec<String> = dataset.corpus.passages().iter().map(Index::passage_text).collect();
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let rows = e.embed_batch(&refs, &mut |_, _| {})?;
+            index_ms += t.elapsed().as_secs_f64() * 1e3;
+            Some(VectorMatrix::from_rows(e.dim(), rows)?)
+        }
+    };
+    let build = |corpus: Corpus, rows: &[u32], index_ms: &mut f64| -> Result<Index> {
+        let t = Instant::now();
+        let mut index = Index::build(corpus, config)?;
+        if let (Some((slot, e)), Some(v)) = (&embedder, &vectors) {
+            let mut m = VectorMatrix::new(v.dim());
+            for &r in rows {
+                m.extend(v.row(r as usize).unwrap_or_default())?;
+            }
+            index.attach_vectors(*slot, e.clone(), m)?;
+        }
+        *index_ms += t.elapsed().as_secs_f64() * 1e3;
+        Ok(index)
+    };
     let corpus_index = match setting {
         Setting::Corpus => {
-            let t = Instant::now();
-            let idx = Index::build(dataset.corpus.clone(), config)?;
-            index_ms += t.elapsed().as_secs_f64() * 1e3;
-            Some(idx)
+            let rows: Vec<u32> = (0..dataset.corpus.len() as u32).collect();
+            Some(build(dataset.corpus.clone(), &rows, &mut index_ms)?)
         }
         Setting::Pool => None,
     };
@@ -287,25 +347,22 @@ pub fn evaluate(
             Some(idx) => idx,
             None => {
                 let mut pool = Corpus::new();
-                let passages: Vec<Passage> = q
-                    .pool_ids
-                    .iter()
-                    .filter_map(|id| dataset.corpus.index_of(id).and_then(|i| dataset.corpus.get(i)).cloned())
-                    .collect::<Vec<_>>();
-                // A pool may name one passage twice; keep the first.
-                for p in passages {
-                    if pool.index_of(&p.id).is_none() {
-                        pool.add(p)?;
+                let mut rows = Vec::new();
+                for id in &q.pool_ids {
+                    // A pool may name one passage twice; keep the first.
+                    if let (Some(i), None) = (dataset.corpus.index_of(id), pool.index_of(id)) {
+                        if let Some(p) = dataset.corpus.get(i) {
+                            pool.add(p.clone())?;
+                            rows.push(i);
+                        }
                     }
                 }
-                let t = Instant::now();
-                pool_index = Index::build(pool, config)?;
-                index_ms += t.elapsed().as_secs_f64() * 1e3;
+                pool_index = build(pool, &rows, &mut index_ms)?;
                 &pool_index
             }
         };
         let t = Instant::now();
-        let hits = index.search(&q.question, depth, method);
+        let hits = index.search(&q.question, depth, method)?;
         query_ms += t.elapsed().as_secs_f64() * 1e3;
         let ranked: Vec<&str> =
             hits.iter().filter_map(|h| index.corpus().get(h.passage).map(|p| p.id.as_str())).collect();

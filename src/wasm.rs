@@ -15,7 +15,10 @@ use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 
 use crate::corpus::{parse_jsonl, split_document, Corpus, Passage};
-use crate::index::{Index, IndexConfig, Method};
+use std::rc::Rc;
+
+use crate::embed::{Embedder, StaticEmbedder};
+use crate::index::{EmbedderSlot, Index, IndexConfig, Method};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
@@ -33,7 +36,7 @@ export interface PassageInput {
 export interface SearchOptions {
   /** Number of passages to return, 1 to 1000. Default 5. */
   k?: number;
-  /** Retrieval method name, one of `methods()`. Default "bm25". */
+  /** Retrieval method name, one of `engine.availableMethods()`. Default "bm25". */
   method?: string;
 }
 /** One ranked passage. Highlight ranges are [start, end) offsets in UTF-16 code units. */
@@ -55,6 +58,8 @@ export interface EngineStats {
   avgPassageTerms: number;
   textBytes: number;
   indexBytes: number;
+  /** Embedders whose passage vectors the index holds ("static"). */
+  embedders: string[];
 }
 "#;
 
@@ -97,6 +102,8 @@ enum State {
 pub struct Engine {
     config: IndexConfig,
     state: Option<State>,
+    /// The static embedder, once loaded: every build embeds the passages with it.
+    static_embedder: Option<Rc<dyn Embedder>>,
 }
 
 #[derive(Deserialize)]
@@ -138,6 +145,7 @@ struct EngineStats {
     avg_passage_terms: f32,
     text_bytes: usize,
     index_bytes: usize,
+    embedders: Vec<&'static str>,
 }
 
 /// Byte ranges of `text` to UTF-16 code-unit ranges (JavaScript string offsets).
@@ -163,6 +171,21 @@ fn utf16_ranges(text: &str, ranges: &[(usize, usize)]) -> Vec<(u32, u32)> {
         out.push((us, unit));
     }
     out
+}
+
+/// A progress closure that forwards `(done, total, phase)` to an optional JS callback. A throwing
+/// callback must not abort indexing: its error is ignored.
+fn progress_fn<'a>(f: &'a Option<js_sys::Function>, phase: &'static str) -> impl FnMut(usize, usize) + 'a {
+    move |done, total| {
+        if let Some(f) = f {
+            let _ = f.call3(
+                &JsValue::NULL,
+                &JsValue::from(done as f64),
+                &JsValue::from(total as f64),
+                &JsValue::from_str(phase),
+            );
+        }
+    }
 }
 
 impl Engine {
@@ -212,7 +235,7 @@ impl Engine {
             Some(c) => from_js(c).map_err(|e| js_err(format!("invalid configuration: {e}")))?,
         };
         config.bm25.validate().map_err(js_err)?;
-        Ok(Engine { config, state: Some(State::Collecting(Corpus::new())) })
+        Ok(Engine { config, state: Some(State::Collecting(Corpus::new())), static_embedder: None })
     }
 
     /// Add passages `{id?, title?, text}`; all or nothing. Returns the number added.
@@ -256,26 +279,76 @@ impl Engine {
         self.add_all(passages)
     }
 
-    /// Build the index over every passage added so far. `onProgress(done, total)` is called
-    /// about a hundred times. Returns the engine's stats. Building an empty engine is allowed:
-    /// it is then built with 0 passages, and every search returns no hits.
+    /// Build the index over every passage added so far: BM25, then, when the static embedder is
+    /// loaded, the passage vectors. `onProgress(done, total, phase)` is called about a hundred
+    /// times per phase (`"bm25"`, `"embed"`). Returns the engine's stats. Building an empty engine
+    /// is allowed: it is then built with 0 passages, and every search returns no hits.
     #[wasm_bindgen(unchecked_return_type = "EngineStats")]
     pub fn build(
         &mut self,
-        #[wasm_bindgen(unchecked_param_type = "(done: number, total: number) => void")]
+        #[wasm_bindgen(unchecked_param_type = "(done: number, total: number, phase: string) => void")]
         on_progress: Option<js_sys::Function>,
     ) -> Result<JsValue, JsError> {
         let config = self.config.clone();
-        let mut progress = |done: usize, total: usize| {
-            if let Some(f) = &on_progress {
-                // A throwing callback must not abort indexing: its error is ignored.
-                let _ = f.call2(&JsValue::NULL, &JsValue::from(done as f64), &JsValue::from(total as f64));
-            }
-        };
         // On an error the passages stay in the engine, unbuilt.
-        let index = Index::build_taking(self.corpus_mut(), &config, &mut progress).map_err(js_err)?;
+        let mut index =
+            Index::build_taking(self.corpus_mut(), &config, &mut progress_fn(&on_progress, "bm25"))
+                .map_err(js_err)?;
+        if let Some(e) = &self.static_embedder {
+            let attached = index.attach_embedder(
+                EmbedderSlot::Static,
+                e.clone(),
+                &mut progress_fn(&on_progress, "embed"),
+            );
+            if let Err(err) = attached {
+                self.state = Some(State::Collecting(index.into_corpus()));
+                return Err(js_err(err));
+            }
+        }
         self.state = Some(State::Built(index));
         Ok(self.stats())
+    }
+
+    /// Load the static embedder (methods `dense` and `hybrid`) from the bytes of its table file
+    /// (`static-minilm.bin`) and the text of its vocabulary (`minilm-vocab.txt`). When the engine
+    /// is built, its passages are embedded now (`onProgress(done, total, "embed")`); later
+    /// builds embed theirs. Throws on a corrupt table or a vocabulary that does not match it.
+    #[wasm_bindgen(js_name = loadStaticEmbedder, unchecked_return_type = "EngineStats")]
+    pub fn load_static_embedder(
+        &mut self,
+        table: &[u8],
+        vocab: &str,
+        #[wasm_bindgen(unchecked_param_type = "(done: number, total: number, phase: string) => void")]
+        on_progress: Option<js_sys::Function>,
+    ) -> Result<JsValue, JsError> {
+        let embedder: Rc<dyn Embedder> = Rc::new(StaticEmbedder::from_bytes(table, vocab).map_err(js_err)?);
+        if let Some(State::Built(index)) = &mut self.state {
+            index
+                .attach_embedder(
+                    EmbedderSlot::Static,
+                    embedder.clone(),
+                    &mut progress_fn(&on_progress, "embed"),
+                )
+                .map_err(js_err)?;
+        }
+        self.static_embedder = Some(embedder);
+        Ok(self.stats())
+    }
+
+    /// The methods a search can use now: `bm25` always, the dense ones once their embedder is
+    /// loaded (see `methods()` for every method this build knows).
+    #[wasm_bindgen(js_name = availableMethods, unchecked_return_type = "string[]")]
+    pub fn available_methods(&self) -> JsValue {
+        let names: Vec<&str> = Method::ALL
+            .into_iter()
+            .filter(|m| match m.embedder() {
+                None => true,
+                Some(EmbedderSlot::Static) => self.static_embedder.is_some(),
+                Some(EmbedderSlot::Minilm) => false,
+            })
+            .map(Method::name)
+            .collect();
+        serde_wasm_bindgen::to_value(&names).unwrap_or(JsValue::NULL)
     }
 
     /// The top passages for `query`. Options `{k = 5, method = "bm25"}`.
@@ -299,7 +372,7 @@ impl Engine {
             Some(State::Built(i)) => i,
             _ => return Err(js_err(crate::Error::NotBuilt)),
         };
-        let hits = index.search(query, k as usize, method);
+        let hits = index.search(query, k as usize, method).map_err(js_err)?;
         let out: Vec<SearchHit> = hits
             .iter()
             .enumerate()
@@ -333,6 +406,7 @@ impl Engine {
                     avg_passage_terms: s.avg_passage_terms,
                     text_bytes: s.text_bytes,
                     index_bytes: s.index_bytes,
+                    embedders: i.embedders().into_iter().map(EmbedderSlot::name).collect(),
                 }
             }
             Some(State::Collecting(c)) => EngineStats {
@@ -343,6 +417,7 @@ impl Engine {
                 avg_passage_terms: 0.0,
                 text_bytes: c.text_bytes(),
                 index_bytes: 0,
+                embedders: Vec::new(),
             },
             None => EngineStats {
                 passages: 0,
@@ -352,6 +427,7 @@ impl Engine {
                 avg_passage_terms: 0.0,
                 text_bytes: 0,
                 index_bytes: 0,
+                embedders: Vec::new(),
             },
         };
         serde_wasm_bindgen::to_value(&s).unwrap_or(JsValue::NULL)

@@ -16,8 +16,11 @@ mod cli {
     use std::time::Instant;
 
     use cairn::corpus::{parse_jsonl, Corpus};
-    use cairn::eval::{evaluate, Dataset, Report, Setting};
-    use cairn::index::{Bm25Config, Index, IndexConfig, Method};
+    use std::rc::Rc;
+
+    use cairn::embed::{Embedder, StaticEmbedder};
+    use cairn::eval::{evaluate, Dataset, Embedders, Report, Setting};
+    use cairn::index::{Bm25Config, EmbedderSlot, Index, IndexConfig, Method};
     use clap::{Args, Parser, Subcommand};
     use serde_json::json;
 
@@ -56,6 +59,41 @@ mod cli {
     }
 
     #[derive(Args)]
+    struct ModelArgs {
+        /// The all-MiniLM-L6-v2 int8 ONNX file for `dense-minilm` (get it with
+        /// tools/fetch_models.sh; needs a build with `--features minilm`).
+        #[arg(long, default_value = "models/minilm-int8.onnx")]
+        model: PathBuf,
+    }
+
+    /// The embedder `method` needs, loaded (the static one is bundled in the binary).
+    fn load_embedders(method: Method, models: &ModelArgs) -> CliResult<Embedders> {
+        let mut out = Embedders::default();
+        match method.embedder() {
+            None => {}
+            Some(EmbedderSlot::Static) => {
+                let e = StaticEmbedder::minilm().map_err(|e| e.to_string())?;
+                out.static_embedder = Some(Rc::new(e) as Rc<dyn Embedder>);
+            }
+            Some(EmbedderSlot::Minilm) => out.minilm = Some(load_minilm(&models.model)?),
+        }
+        Ok(out)
+    }
+
+    #[cfg(feature = "minilm")]
+    fn load_minilm(path: &Path) -> CliResult<Rc<dyn Embedder>> {
+        let bytes = std::fs::read(path)
+            .map_err(|e| format!("{}: {e} (run tools/fetch_models.sh to get the model)", path.display()))?;
+        let e = cairn::embed::minilm::MiniLmEmbedder::from_onnx_bytes(&bytes).map_err(|e| e.to_string())?;
+        Ok(Rc::new(e))
+    }
+
+    #[cfg(not(feature = "minilm"))]
+    fn load_minilm(_: &Path) -> CliResult<Rc<dyn Embedder>> {
+        Err("method \"dense-minilm\" needs a cairn built with `--features minilm`".into())
+    }
+
+    #[derive(Args)]
     struct EvalArgs {
         /// Dataset folder with corpus.jsonl and questions.jsonl (e.g. ../shared/data/hotpotqa).
         #[arg(long)]
@@ -63,7 +101,7 @@ mod cli {
         /// corpus: one index over the whole corpus; pool: one index per question over its pool.
         #[arg(long, default_value = "corpus")]
         setting: String,
-        /// Retrieval method (bm25).
+        /// Retrieval method: bm25, dense, dense-minilm or hybrid.
         #[arg(long, default_value = "bm25")]
         method: String,
         /// Cut-off for the extra Recall@k / FCR@k figures; max(k, 5) passages are retrieved.
@@ -74,6 +112,8 @@ mod cli {
         json: bool,
         #[command(flatten)]
         bm25: Bm25Args,
+        #[command(flatten)]
+        models: ModelArgs,
     }
 
     #[derive(Args)]
@@ -84,8 +124,13 @@ mod cli {
         /// Queries to time: the dataset's questions, or passage titles when it has none.
         #[arg(long, default_value_t = 200)]
         queries: usize,
+        /// Retrieval method; for dense methods, indexing includes embedding every passage.
+        #[arg(long, default_value = "bm25")]
+        method: String,
         #[command(flatten)]
         bm25: Bm25Args,
+        #[command(flatten)]
+        models: ModelArgs,
     }
 
     #[derive(Args)]
@@ -93,7 +138,7 @@ mod cli {
         /// A dataset folder (its corpus.jsonl) or a .jsonl file of passages.
         #[arg(long)]
         data: PathBuf,
-        /// Retrieval method (bm25).
+        /// Retrieval method: bm25, dense, dense-minilm or hybrid.
         #[arg(long, default_value = "bm25")]
         method: String,
         /// Passages to print.
@@ -104,6 +149,8 @@ mod cli {
         query: Vec<String>,
         #[command(flatten)]
         bm25: Bm25Args,
+        #[command(flatten)]
+        models: ModelArgs,
     }
 
     type CliResult<T> = Result<T, String>;
@@ -130,7 +177,9 @@ mod cli {
         let config = a.bm25.config();
         config.bm25.validate().map_err(|e| e.to_string())?;
         let dataset = Dataset::load(&a.data).map_err(|e| e.to_string())?;
-        let report = evaluate(&dataset, setting, method, a.k, &config).map_err(|e| e.to_string())?;
+        let embedders = load_embedders(method, &a.models)?;
+        let report =
+            evaluate(&dataset, setting, method, a.k, &config, &embedders).map_err(|e| e.to_string())?;
         if a.json {
             println!("{}", report_json(&report));
         } else {
@@ -204,7 +253,25 @@ mod cli {
         Some(kb / 1024.0)
     }
 
+    /// Build the index over `corpus` and attach the embedder `method` needs.
+    fn build_index(
+        corpus: Corpus,
+        config: &IndexConfig,
+        method: Method,
+        embedders: &Embedders,
+    ) -> CliResult<Index> {
+        let mut index = Index::build(corpus, config).map_err(|e| e.to_string())?;
+        if let Some(slot) = method.embedder() {
+            if let Some(e) = embedders.get(slot) {
+                index.attach_embedder(slot, e.clone(), &mut |_, _| {}).map_err(|e| e.to_string())?;
+            }
+        }
+        Ok(index)
+    }
+
     fn bench(a: BenchArgs) -> CliResult<()> {
+        let method: Method = a.method.parse().map_err(|e: cairn::Error| e.to_string())?;
+        let embedders = load_embedders(method, &a.models)?;
         let config = a.bm25.config();
         config.bm25.validate().map_err(|e| e.to_string())?;
         let dataset = Dataset::load(&a.data).map_err(|e| e.to_string())?;
@@ -224,17 +291,15 @@ mod cli {
             (dataset.questions.iter().take(a.queries).map(|q| q.question.clone()).collect(), "questions")
         };
         let t = Instant::now();
-        let index = Index::build(dataset.corpus, &config).map_err(|e| e.to_string())?;
+        let index = build_index(dataset.corpus, &config, method, &embedders)?;
         let index_ms = t.elapsed().as_secs_f64() * 1e3;
-        let mut times: Vec<f64> = queries
-            .iter()
-            .map(|q| {
-                let t = Instant::now();
-                let hits = index.search(q, 10, Method::Bm25);
-                std::hint::black_box(hits);
-                t.elapsed().as_secs_f64() * 1e3
-            })
-            .collect();
+        let mut times = Vec::with_capacity(queries.len());
+        for q in &queries {
+            let t = Instant::now();
+            let hits = index.search(q, 10, method).map_err(|e| e.to_string())?;
+            std::hint::black_box(hits);
+            times.push(t.elapsed().as_secs_f64() * 1e3);
+        }
         times.sort_by(|a, b| a.total_cmp(b));
         let stats = index.stats();
         let out = json!({
@@ -250,7 +315,7 @@ mod cli {
             "text_bytes": stats.text_bytes,
             "terms": stats.terms,
             "postings": stats.postings,
-            "method": "bm25",
+            "method": method.name(),
         });
         println!("{out}");
         Ok(())
@@ -270,10 +335,11 @@ mod cli {
 
     fn query(a: QueryArgs) -> CliResult<()> {
         let method: Method = a.method.parse().map_err(|e: cairn::Error| e.to_string())?;
+        let embedders = load_embedders(method, &a.models)?;
         let corpus = load_corpus(&a.data)?;
-        let index = Index::build(corpus, &a.bm25.config()).map_err(|e| e.to_string())?;
+        let index = build_index(corpus, &a.bm25.config(), method, &embedders)?;
         let q = a.query.join(" ");
-        let hits = index.search(&q, a.k, method);
+        let hits = index.search(&q, a.k, method).map_err(|e| e.to_string())?;
         if hits.is_empty() {
             println!("no passage matches {q:?}");
         }

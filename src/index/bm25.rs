@@ -260,6 +260,7 @@ mod tests {
 
     fn scores(idx: &Index, q: &str) -> Vec<(String, f32)> {
         idx.search(q, 10, Method::Bm25)
+            .unwrap()
             .into_iter()
             .map(|h| (idx.corpus().get(h.passage).unwrap().id.clone(), h.score))
             .collect()
@@ -310,9 +311,10 @@ mod tests {
         let idx = index(&[("b", "same words"), ("c", "same words"), ("a", "same words"), ("z", "other")]);
         let ids: Vec<String> = scores(&idx, "words").into_iter().map(|(id, _)| id).collect();
         assert_eq!(ids, vec!["a", "b", "c"]);
-        let top2: Vec<u32> = idx.search("words", 2, Method::Bm25).iter().map(|h| h.passage).collect();
+        let top2: Vec<u32> =
+            idx.search("words", 2, Method::Bm25).unwrap().iter().map(|h| h.passage).collect();
         assert_eq!(top2, vec![2, 0]);
-        assert!(idx.search("words", 0, Method::Bm25).is_empty());
+        assert!(idx.search("words", 0, Method::Bm25).unwrap().is_empty());
     }
 
     #[test]

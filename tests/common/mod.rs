@@ -7,8 +7,10 @@ use serde::{Deserialize, Serialize};
 pub const CORPUS: &str = include_str!("../fixtures/hotpot-sample/corpus.jsonl");
 /// Those 10 questions.
 pub const QUESTIONS: &str = include_str!("../fixtures/hotpot-sample/questions.jsonl");
-/// The native engine's top 10 per question.
-pub const EXPECTED: &str = include_str!("../fixtures/hotpot-sample/bm25_expected.json");
+/// The native engine's top 10 per question, per method (`bm25`, `dense`, `hybrid`).
+pub const EXPECTED: &str = include_str!("../fixtures/hotpot-sample/expected.json");
+/// The methods the parity tests compare.
+pub const METHODS: [&str; 3] = ["bm25", "dense", "hybrid"];
 /// Results compared at this depth.
 pub const K: usize = 10;
 
@@ -27,8 +29,8 @@ pub fn questions() -> Vec<String> {
         .collect()
 }
 
-pub fn expected() -> Vec<Expected> {
-    serde_json::from_str(EXPECTED).expect("bm25_expected.json parses")
+pub fn expected() -> std::collections::BTreeMap<String, Vec<Expected>> {
+    serde_json::from_str(EXPECTED).expect("expected.json parses")
 }
 
 /// Same ids in the same order, scores equal to 1e-5 relative.

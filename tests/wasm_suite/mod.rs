@@ -26,40 +26,65 @@ fn message(e: wasm_bindgen::JsError) -> String {
     v.dyn_into::<js_sys::Error>().map(|e| String::from(e.message())).unwrap_or_default()
 }
 
-fn options(k: usize) -> JsValue {
+/// The static embedder's files, as the page fetches them.
+const TABLE: &[u8] = include_bytes!("../../assets/static-minilm.bin");
+const VOCAB: &str = include_str!("../../assets/minilm-vocab.txt");
+
+fn options(k: usize, method: &str) -> JsValue {
     let o = js_sys::Object::new();
     js_sys::Reflect::set(&o, &"k".into(), &JsValue::from(k as f64)).unwrap();
-    js_sys::Reflect::set(&o, &"method".into(), &"bm25".into()).unwrap();
+    js_sys::Reflect::set(&o, &"method".into(), &method.into()).unwrap();
     o.into()
 }
 
-fn search(engine: &Engine, q: &str, k: usize) -> Vec<Hit> {
-    serde_wasm_bindgen::from_value(engine.search(q, Some(options(k))).map_err(message).unwrap()).unwrap()
+fn search_with(engine: &Engine, q: &str, k: usize, method: &str) -> Vec<Hit> {
+    serde_wasm_bindgen::from_value(engine.search(q, Some(options(k, method))).map_err(message).unwrap())
+        .unwrap()
 }
 
-fn built_engine() -> Engine {
-    let mut engine = Engine::new(None).map_err(message).unwrap();
-    assert_eq!(engine.add_jsonl("corpus.jsonl", common::CORPUS).map_err(message).unwrap(), 100);
-    engine.build(None).map_err(message).unwrap();
-    engine
+fn search(engine: &Engine, q: &str, k: usize) -> Vec<Hit> {
+    search_with(engine, q, k, "bm25")
+}
+
+fn available(engine: &Engine) -> Vec<String> {
+    serde_wasm_bindgen::from_value(engine.available_methods()).unwrap()
 }
 
 #[wasm_bindgen_test]
-fn wasm_search_equals_native() {
-    let engine = built_engine();
-    let got: Vec<Expected> = common::questions()
-        .into_iter()
-        .map(|q| {
-            let hits = search(&engine, &q, common::K);
-            assert!(hits.iter().enumerate().all(|(i, h)| h.rank == i + 1));
-            Expected {
-                ids: hits.iter().map(|h| h.id.clone()).collect(),
-                scores: hits.iter().map(|h| h.score).collect(),
-                question: q,
-            }
-        })
-        .collect();
-    common::assert_same(&got, &common::expected());
+fn wasm_search_equals_native_for_every_method() {
+    let mut engine = Engine::new(None).map_err(message).unwrap();
+    assert_eq!(engine.add_jsonl("corpus.jsonl", common::CORPUS).map_err(message).unwrap(), 100);
+    engine.build(None).map_err(message).unwrap();
+    assert_eq!(available(&engine), vec!["bm25"]);
+    let e = engine.search("x", Some(options(5, "dense"))).err().map(message).unwrap();
+    assert!(e.contains("needs the static embedder"), "{e}");
+    // Loading the embedder after build embeds the built index's passages at once.
+    engine.load_static_embedder(TABLE, VOCAB, None).map_err(message).unwrap();
+    assert_eq!(available(&engine), vec!["bm25", "dense", "hybrid"]);
+    let want = common::expected();
+    for method in common::METHODS {
+        let got: Vec<Expected> = common::questions()
+            .into_iter()
+            .map(|q| {
+                let hits = search_with(&engine, &q, common::K, method);
+                assert!(hits.iter().enumerate().all(|(i, h)| h.rank == i + 1));
+                Expected {
+                    ids: hits.iter().map(|h| h.id.clone()).collect(),
+                    scores: hits.iter().map(|h| h.score).collect(),
+                    question: q,
+                }
+            })
+            .collect();
+        common::assert_same(&got, &want[method]);
+    }
+}
+
+#[wasm_bindgen_test]
+fn a_corrupt_embedding_table_is_rejected() {
+    let mut engine = Engine::new(None).map_err(message).unwrap();
+    let e = engine.load_static_embedder(&TABLE[..1000], VOCAB, None).err().map(message).unwrap();
+    assert!(e.starts_with("static embedding table"), "{e}");
+    assert_eq!(available(&engine), vec!["bm25"]);
 }
 
 #[wasm_bindgen_test]
