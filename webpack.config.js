@@ -1,8 +1,10 @@
 // Builds Cairn's page into dist/: the search page (www/index.html + www/index.js), the browser
 // benchmark (www/bench.html + www/bench.js), the engine's Web Worker (www/worker.js, found by
 // webpack through `new Worker(new URL('./worker.js', import.meta.url))`), the wasm module (an
-// asset, found through `new URL('cairn_bg.wasm', import.meta.url)` in pkg/cairn.js) and the demo
-// data (www/data/ → dist/data/).
+// asset, found through `new URL('cairn_bg.wasm', import.meta.url)` in pkg/cairn.js), the demo
+// data (www/data/ → dist/data/) and the static embedder's files (assets/static-minilm.bin and
+// assets/minilm-vocab.txt → dist/assets/, fetched by the worker only when a dense method is
+// chosen; their names are fixed, not content-hashed).
 //
 //   npm run build:wasm   # pkg/, needed first
 //   npm run build:web    # webpack --mode production
@@ -12,11 +14,16 @@ const HtmlWebpackPlugin = require('html-webpack-plugin');
 const CopyPlugin = require('copy-webpack-plugin');
 
 const www = path.resolve(__dirname, 'www');
+const assets = path.resolve(__dirname, 'assets');
+const EMBEDDER_FILES = ['static-minilm.bin', 'minilm-vocab.txt'];
 
 module.exports = (env, argv) => {
   const production = argv.mode !== 'development';
   if (!fs.existsSync(path.resolve(__dirname, 'pkg', 'cairn.js'))) {
     throw new Error('pkg/cairn.js is missing: run `npm run build:wasm` before `npm run build:web`');
+  }
+  for (const f of EMBEDDER_FILES) {
+    if (!fs.existsSync(path.join(assets, f))) throw new Error(`assets/${f} is missing: the page's dense methods need it`);
   }
   return {
     mode: production ? 'production' : 'development',
@@ -51,11 +58,15 @@ module.exports = (env, argv) => {
         chunks: ['bench'],
       }),
       new CopyPlugin({
-        patterns: [{ from: path.join(www, 'data'), to: 'data' }],
+        patterns: [
+          { from: path.join(www, 'data'), to: 'data' },
+          ...EMBEDDER_FILES.map((f) => ({ from: path.join(assets, f), to: `assets/${f}` })),
+        ],
       }),
     ],
     performance: {
-      // The wasm module (~0.5 MB) is the page's engine; the copied data is not loaded up front.
+      // The wasm module (~0.65 MB) is the page's engine; the copied data and embedder files are
+      // not loaded up front.
       hints: production ? 'warning' : false,
       maxAssetSize: 1024 * 1024,
       maxEntrypointSize: 300 * 1024,
