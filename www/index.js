@@ -6,6 +6,19 @@ import './style.css';
 const QUESTIONS_URL = 'data/hotpotqa/questions.jsonl';
 const EXAMPLE_COUNT = 6;
 
+// The method selector lists every method of the engine's methods(), with these labels. A method
+// that the static embedder provides is loaded on demand; any other one that availableMethods()
+// does not list is shown disabled, with the reason.
+const METHOD_LABELS = {
+  bm25: 'BM25',
+  dense: 'Dense (static MiniLM)',
+  hybrid: 'Hybrid (BM25 + dense, RRF)',
+  'dense-minilm': 'Dense (MiniLM transformer)',
+};
+const METHOD_SHORT = { bm25: 'BM25', dense: 'dense', hybrid: 'hybrid', 'dense-minilm': 'dense MiniLM' };
+const STATIC_EMBEDDER_METHODS = ['dense', 'hybrid'];
+const NOT_IN_BUILD = 'not in this build';
+
 const $ = (id) => document.getElementById(id);
 const el = {
   error: $('error'),
@@ -32,6 +45,7 @@ const el = {
   search: $('search'),
   k: $('k'),
   method: $('method'),
+  methodHint: $('method-hint'),
   examples: $('examples'),
   exampleList: $('example-list'),
   questionInfo: $('question-info'),
@@ -50,6 +64,12 @@ const state = {
   searchId: 0,
   lastSearch: null, // {query, question}
   questions: [],
+  methods: [], // every method the engine knows (methods())
+  available: ['bm25'], // the methods it can run now (availableMethods())
+  embedder: null, // {name, dims} once the static embedder is loaded
+  embedderLoad: null, // {id, pending: {query, question} | null} while the embedder loads
+  embedderLoadId: 0,
+  progressPhase: null, // the phase of the last progress message of the running request
 };
 
 // ---------------------------------------------------------------- worker
@@ -60,6 +80,9 @@ function startWorker({ loadDemo }) {
   state.started = false;
   state.stats = null;
   state.sources = [];
+  state.available = ['bm25'];
+  state.embedder = null;
+  state.embedderLoad = null;
   worker.onmessage = (event) => {
     if (worker === state.worker) onMessage(event.data);
   };
@@ -81,6 +104,7 @@ function restartEmpty(noticeText) {
   startWorker({ loadDemo: false });
   el.noticeText.textContent = noticeText;
   el.notice.hidden = false;
+  el.reloadDemo.hidden = false;
 }
 
 function requestIndex(message) {
@@ -94,13 +118,22 @@ function onMessage(msg) {
     case 'hello':
       state.started = true;
       state.stats = msg.stats;
-      fillMethods(msg.methods);
+      state.methods = msg.methods || [];
+      takeMethodsInfo(msg);
+      // a new worker has no embeddings: back to the default method until one is chosen again
+      if (!state.available.includes(el.method.value)) el.method.value = 'bm25';
       el.version.textContent = msg.version ? `v${msg.version}` : '';
       break;
     case 'progress':
+      state.progressPhase = msg.phase;
       showProgress(msg);
       return;
     case 'ready': {
+      takeMethodsInfo(msg);
+      if (msg.request === 'load-embedder') {
+        embedderReady(msg);
+        break;
+      }
       setBusy(false);
       if (msg.stats) state.stats = msg.stats;
       if (msg.changed) {
@@ -135,13 +168,26 @@ const PHASES = {
   adding: 'Reading',
   indexing: 'Indexing',
   restoring: 'Restoring the index',
+  download: 'Downloading the embeddings',
+  embedding: 'Embedding passages',
 };
 
 function showProgress({ phase, done, total, name }) {
   const label = PHASES[phase] || 'Working';
+  if (phase === 'download') {
+    if (total > 0) {
+      el.progress.max = total;
+      el.progress.value = Math.min(done, total);
+      el.progressLabel.textContent = `${label}: ${mb(done)} of ${mb(total)} MB`;
+    } else {
+      el.progress.removeAttribute('value');
+      el.progressLabel.textContent = `${label}: ${mb(done)} MB`;
+    }
+    return;
+  }
   el.progress.max = Math.max(1, total);
   el.progress.value = Math.min(done, total);
-  if (phase === 'indexing' || phase === 'restoring') {
+  if (phase === 'indexing' || phase === 'restoring' || phase === 'embedding') {
     el.progressLabel.textContent = `${label}: ${fmt(done)} of ${fmt(total)}`;
   } else if (phase === 'adding' && name) {
     el.progressLabel.textContent = `${label} ${name} (${done + 1} of ${total})`;
@@ -152,6 +198,7 @@ function showProgress({ phase, done, total, name }) {
 
 function setBusy(busy, label) {
   state.busy = busy;
+  state.progressPhase = null;
   el.progressRow.hidden = !busy;
   if (busy) {
     el.progress.removeAttribute('value'); // indeterminate until the first progress message
@@ -168,7 +215,9 @@ function render() {
   el.fileInput.disabled = busy || !started;
   el.dropzone.classList.toggle('disabled', busy || !started);
   el.search.disabled = !built;
+  el.method.disabled = busy || !started;
   for (const b of el.exampleList.querySelectorAll('button')) b.disabled = !built;
+  renderMethods();
 
   if (!started) {
     el.status.textContent = 'Starting the engine…';
@@ -183,6 +232,10 @@ function render() {
       parts.push(`built in ${ms(state.lastTiming.buildMs)}`);
     }
     if (!stats.built) parts.push('not built');
+    for (const name of stats.embedders || []) {
+      const dims = state.embedder && state.embedder.name === name ? `, ${state.embedder.dims}-d` : '';
+      parts.push(`embeddings: ${name}${dims}`);
+    }
     el.status.append(strong);
     for (const part of parts) {
       const span = document.createElement('span');
@@ -236,17 +289,98 @@ function indexPastedText() {
 
 // ---------------------------------------------------------------- search
 
-function fillMethods(methods) {
-  const current = el.method.value;
-  el.method.replaceChildren(
-    ...(methods || []).map((m) => {
-      const o = document.createElement('option');
-      o.value = m;
-      o.textContent = m === 'bm25' ? 'BM25' : m;
-      return o;
-    }),
-  );
-  if (current && methods.includes(current)) el.method.value = current;
+function takeMethodsInfo(msg) {
+  if (Array.isArray(msg.available)) state.available = msg.available;
+  if (msg.embedder !== undefined) state.embedder = msg.embedder;
+}
+
+/** Whether `m` can be chosen: it runs now, or the static embedder it needs can be loaded. */
+function selectable(m) {
+  return state.available.includes(m) || STATIC_EMBEDDER_METHODS.includes(m);
+}
+
+/** The method selector: every method the engine knows, the ones it cannot run disabled. */
+function renderMethods() {
+  const current = el.method.value || 'bm25';
+  const options = state.methods.map((m) => {
+    const o = document.createElement('option');
+    o.value = m;
+    const label = METHOD_LABELS[m] || m;
+    if (selectable(m)) {
+      o.textContent = label;
+    } else {
+      o.textContent = `${label} — ${NOT_IN_BUILD}`;
+      o.disabled = true;
+      o.title = m === 'dense-minilm'
+        ? 'The MiniLM transformer is not compiled into this WebAssembly build.'
+        : 'This WebAssembly build cannot run this method in the page.';
+    }
+    return o;
+  });
+  const same =
+    options.length === el.method.options.length &&
+    options.every((o, i) => o.textContent === el.method.options[i].textContent && o.disabled === el.method.options[i].disabled);
+  if (!same) el.method.replaceChildren(...options);
+  el.method.value = state.methods.includes(current) && selectable(current) ? current : 'bm25';
+
+  const needsDownload = STATIC_EMBEDDER_METHODS.some((m) => state.methods.includes(m)) && !state.embedder;
+  let hint = '';
+  if (state.embedderLoad) hint = 'Loading the embeddings…';
+  else if (state.embedder) hint = `Embeddings loaded: static MiniLM, ${state.embedder.dims}-d.`;
+  else if (needsDownload) hint = 'Dense and hybrid first download 7.8 MB of embeddings, from this site.';
+  el.methodHint.textContent = hint;
+  el.methodHint.hidden = !el.methodHint.textContent;
+}
+
+/** Load the static embedder, then run `pending` (a search) if given. */
+function loadEmbedder(pending) {
+  if (state.embedderLoad) {
+    state.embedderLoad.pending = pending;
+    return;
+  }
+  hideNotice();
+  hideError();
+  state.embedderLoadId += 1;
+  state.embedderLoad = { id: state.embedderLoadId, pending };
+  setBusy(true, 'Downloading the embeddings…');
+  state.worker.postMessage({ type: 'load-embedder', id: state.embedderLoadId });
+}
+
+function embedderReady(msg) {
+  const load = state.embedderLoad;
+  if (msg.stats) state.stats = msg.stats;
+  if (!load || load.id !== msg.id) {
+    // cancelled on the page while the worker finished anyway: keep what it says, nothing more
+    render();
+    return;
+  }
+  state.embedderLoad = null;
+  setBusy(false);
+  if (msg.cancelled || msg.failed) {
+    el.method.value = 'bm25';
+    if (msg.cancelled) showNotice('Loading the embeddings was cancelled. BM25 search still works.');
+    if (load.pending) el.resultsMeta.textContent = '';
+    render();
+    return;
+  }
+  render();
+  if (load.pending) runSearch(load.pending.query, load.pending.question);
+}
+
+/** Cancel while the embedder loads: stop its download, or (while embedding) the worker. */
+function cancelEmbedderLoad() {
+  if (state.progressPhase === 'embedding') {
+    restartEmpty('Embedding was cancelled, so the engine is empty now.');
+    return;
+  }
+  const load = state.embedderLoad;
+  state.embedderLoad = null;
+  state.worker.postMessage({ type: 'cancel-embedder' });
+  setBusy(false);
+  el.method.value = 'bm25';
+  if (load && load.pending) el.resultsMeta.textContent = '';
+  showNotice('Loading the embeddings was cancelled. BM25 search still works.');
+  render();
 }
 
 function runSearch(query, question = null) {
@@ -261,6 +395,20 @@ function runSearch(query, question = null) {
   }
   // a typed dataset question counts as that question too
   const q = question || state.questions.find((x) => x.question.trim() === query) || null;
+  const method = el.method.value || 'bm25';
+  if (!state.available.includes(method)) {
+    if (!STATIC_EMBEDDER_METHODS.includes(method)) {
+      showError(`${METHOD_LABELS[method] || method} is ${NOT_IN_BUILD}: choose another method.`);
+      return;
+    }
+    if (state.busy && !state.embedderLoad) {
+      el.resultsMeta.textContent = 'Wait for indexing to finish, then search again.';
+      return;
+    }
+    el.resultsMeta.textContent = 'Loading the embeddings first…';
+    loadEmbedder({ query, question: q });
+    return;
+  }
   state.lastSearch = { query, question: q };
   state.searchId += 1;
   el.resultsMeta.textContent = 'Searching…';
@@ -269,7 +417,7 @@ function runSearch(query, question = null) {
     id: state.searchId,
     query,
     k: Number(el.k.value),
-    method: el.method.value || undefined,
+    method,
   });
 }
 
@@ -280,21 +428,23 @@ function clearResults() {
   el.questionInfo.hidden = true;
 }
 
-function renderResults({ id: searchId, hits, ms: took }) {
+function renderResults({ id: searchId, hits, ms: took, method = 'bm25' }) {
   const question = state.lastSearch && state.lastSearch.question;
   const gold = new Set(question ? question.gold_ids : []);
   const top = hits.length ? hits[0].score : 0;
 
-  el.results.replaceChildren(...hits.map((h) => hitElement(h, top, gold.has(h.id))));
+  el.results.replaceChildren(...hits.map((h) => hitElement(h, top, gold.has(h.id), method)));
   // which search is shown (tests wait on these)
   el.results.dataset.search = String(searchId);
   el.results.dataset.query = state.lastSearch ? state.lastSearch.query : '';
+  el.results.dataset.method = method;
 
   const found = hits.filter((h) => gold.has(h.id)).length;
   if (hits.length === 0) {
-    el.resultsMeta.textContent = 'No passage shares a word with this query (common words such as “the” are ignored).';
+    el.resultsMeta.textContent =
+      method === 'bm25' ? 'No passage shares a word with this query (common words such as “the” are ignored).' : 'No results.';
   } else {
-    el.resultsMeta.textContent = `${hits.length} ${hits.length === 1 ? 'result' : 'results'} in ${ms(took)}`;
+    el.resultsMeta.textContent = `${hits.length} ${hits.length === 1 ? 'result' : 'results'} in ${ms(took)} · ${METHOD_SHORT[method] || method}`;
   }
 
   el.questionInfo.hidden = !question;
@@ -311,7 +461,18 @@ function renderResults({ id: searchId, hits, ms: took }) {
   }
 }
 
-function hitElement(hit, top, isGold) {
+/** A score as shown: BM25 with 2 decimals; cosines and RRF sums with 3 significant digits. */
+function scoreText(score, method) {
+  return method === 'bm25' ? score.toFixed(2) : score.toPrecision(3);
+}
+
+const SCORE_NAMES = {
+  bm25: 'BM25 score',
+  dense: 'Cosine similarity',
+  hybrid: 'RRF score (reciprocal-rank fusion of BM25 and dense)',
+};
+
+function hitElement(hit, top, isGold, method) {
   const li = document.createElement('li');
   li.className = 'hit';
   li.dataset.testid = 'hit';
@@ -343,7 +504,7 @@ function hitElement(hit, top, isGold) {
   const score = document.createElement('div');
   score.className = 'hit-score';
   const pct = top > 0 ? Math.max(2, Math.round((100 * hit.score) / top)) : 0;
-  score.title = `BM25 score ${hit.score.toFixed(3)} (${pct}% of the top score)`;
+  score.title = `${SCORE_NAMES[method] || 'Score'} ${method === 'bm25' ? hit.score.toFixed(3) : hit.score.toPrecision(4)} (${pct}% of the top score)`;
   const bar = document.createElement('span');
   bar.className = 'bar';
   bar.setAttribute('aria-hidden', 'true');
@@ -353,7 +514,7 @@ function hitElement(hit, top, isGold) {
   bar.append(fill);
   const num = document.createElement('span');
   num.className = 'score-num';
-  num.textContent = hit.score.toFixed(2);
+  num.textContent = scoreText(hit.score, method);
   score.append(bar, num);
   head.append(score);
 
@@ -438,6 +599,12 @@ function showError(message) {
   el.error.hidden = false;
 }
 
+function showNotice(text) {
+  el.noticeText.textContent = text;
+  el.notice.hidden = false;
+  el.reloadDemo.hidden = true;
+}
+
 function hideError() {
   el.error.hidden = true;
   el.errorMessage.textContent = '';
@@ -446,6 +613,10 @@ function hideError() {
 const nf = new Intl.NumberFormat('en-US');
 function fmt(n) {
   return nf.format(n);
+}
+
+function mb(n) {
+  return (n / (1024 * 1024)).toFixed(1);
 }
 
 function bytes(n) {
@@ -464,7 +635,8 @@ function ms(x) {
 
 el.errorDismiss.addEventListener('click', hideError);
 el.cancel.addEventListener('click', () => {
-  restartEmpty('Indexing was cancelled, so the engine is empty now.');
+  if (state.embedderLoad) cancelEmbedderLoad();
+  else restartEmpty('Indexing was cancelled, so the engine is empty now.');
 });
 el.loadDemo.addEventListener('click', () => {
   hideError();
@@ -486,6 +658,11 @@ el.form.addEventListener('submit', (event) => {
 });
 el.k.addEventListener('change', () => {
   if (state.lastSearch) runSearch(state.lastSearch.query, state.lastSearch.question);
+});
+el.method.addEventListener('change', () => {
+  const method = el.method.value;
+  if (state.lastSearch) runSearch(state.lastSearch.query, state.lastSearch.question);
+  else if (!state.available.includes(method) && STATIC_EMBEDDER_METHODS.includes(method)) loadEmbedder(null);
 });
 
 // drag and drop: the zone takes the files; elsewhere a dropped file must not replace the page

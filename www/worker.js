@@ -4,29 +4,44 @@
 // In:  {type:'load-demo'}
 //      {type:'index-files', files:[{name, text}], replace}   .jsonl → addJsonl, others → addDocument
 //      {type:'index-text', name, text, replace}
+//      {type:'load-embedder', id}                              the static embedder (methods dense, hybrid)
+//      {type:'cancel-embedder'}                                handled at once: stops its download
 //      {type:'search', query, k, method, id}
 //      {type:'stats'}
-// Out: {type:'hello', methods, version, stats}               once, when the wasm module is ready
-//      {type:'progress', phase, done, total}
-//      {type:'ready', stats, timing, changed, label}          after every indexing request
-//      {type:'results', id, query, hits, ms}
-//      {type:'stats', stats, methods, version}
+// Out: {type:'hello', methods, available, version, stats}    once, when the wasm module is ready
+//      {type:'progress', phase, done, total}                  phases: fetching, adding, indexing,
+//                                                              restoring, download (bytes), embedding
+//      {type:'ready', stats, available, embedder, timing, changed, labels}
+//                                                              after every indexing request
+//      {type:'ready', request:'load-embedder', id, stats, available, embedder, timing, cancelled?, failed?}
+//      {type:'results', id, query, method, hits, ms}
+//      {type:'stats', stats, methods, available, embedder, version}
 //      {type:'error', message, during, id?}
+//
+// `available` is engine.availableMethods(); `embedder` is null or {name: 'static', dims}.
 //
 // Every engine call is guarded: an error becomes an 'error' message and the worker keeps going.
 // An indexing request is all or nothing: when one of its inputs fails, the engine goes back to
-// the corpus and index it had before the request.
+// the corpus and index it had before the request. Once loaded, the static embedder stays: its
+// files are kept in memory and loaded into every new engine (a "replace" builds a fresh one).
 
 import init, { Engine, methods, version } from '../pkg/cairn.js';
 
 const DEMO_URL = 'data/hotpotqa/corpus.jsonl';
 const DEMO_NAME = 'hotpotqa';
+// The static embedder's files, copied by webpack from the repository's assets/.
+const EMBEDDER_TABLE_URL = 'assets/static-minilm.bin';
+const EMBEDDER_VOCAB_URL = 'assets/minilm-vocab.txt';
 
 let engine = null;
 // What `engine` was built from, in order, so that it can be rebuilt after a failed request:
 // [{kind: 'jsonl' | 'document', name, text}].
 let sources = [];
 let info = { methods: [], version: '' };
+// The static embedder's files once fetched and loaded without error: {table, vocab, dims}.
+let embedderFiles = null;
+// The download of the embedder's files in progress, so that 'cancel-embedder' can stop it.
+let embedderDownload = null;
 
 const now = () => performance.now();
 const post = (msg) => self.postMessage(msg);
@@ -55,6 +70,28 @@ function stats() {
   return engine ? engine.stats() : null;
 }
 
+/** What every reply carries about the engine's methods and embedder. */
+function methodsInfo() {
+  return {
+    available: engine ? engine.availableMethods() : ['bm25'],
+    embedder: embedderFiles ? { name: 'static', dims: embedderFiles.dims } : null,
+  };
+}
+
+/** A new, empty engine, with the static embedder when it has been loaded before. */
+function newEngine() {
+  const e = new Engine(undefined);
+  if (embedderFiles) {
+    try {
+      e.loadStaticEmbedder(embedderFiles.table, embedderFiles.vocab, undefined);
+    } catch (err) {
+      e.free();
+      throw err;
+    }
+  }
+  return e;
+}
+
 /** The kind of input a file name stands for: JSONL passages or a text/Markdown document. */
 function kindOf(name) {
   return /\.jsonl$/i.test(name) ? 'jsonl' : 'document';
@@ -64,20 +101,42 @@ function addSource(target, src) {
   return src.kind === 'jsonl' ? target.addJsonl(src.name, src.text) : target.addDocument(src.name, src.text);
 }
 
+/** A progress callback for the engine: `(done, total, enginePhase)` → 'progress' messages. */
+function progressPoster(phaseFor) {
+  let last = null;
+  return (done, total, enginePhase) => {
+    const phase = phaseFor(enginePhase);
+    // about a hundred calls per phase; skip repeats so the page gets only real steps
+    if (last && last.phase === phase && last.done === done) return;
+    last = { phase, done };
+    post({ type: 'progress', phase, done, total });
+  };
+}
+
+/**
+ * Build `target`: BM25 progress as `phase`, then (when the embedder is loaded) 'embedding'.
+ * Returns `{bm25Ms, embedMs}`; embedMs is null when nothing was embedded. The embedding phase
+ * starts at the BM25 phase's last progress call.
+ */
 function build(target, phase) {
-  let last = -1;
-  return target.build((done, total) => {
-    // about a hundred calls; skip repeats so the page gets only real steps
-    if (done !== last) {
-      last = done;
-      post({ type: 'progress', phase, done, total });
-    }
+  const t0 = now();
+  let bm25End = null;
+  let embedded = false;
+  const report = progressPoster((p) => (p === 'embed' ? 'embedding' : phase));
+  target.build((done, total, p) => {
+    if (p === 'embed') embedded = true;
+    else bm25End = now();
+    report(done, total, p);
   });
+  const t1 = now();
+  if (!embedded) return { bm25Ms: t1 - t0, embedMs: null };
+  const split = bm25End ?? t0;
+  return { bm25Ms: split - t0, embedMs: t1 - split };
 }
 
 /** A fresh engine holding `list`'s passages, built. Throws on the first failing source. */
 function engineFrom(list, phase) {
-  const e = new Engine(undefined);
+  const e = newEngine();
   try {
     list.forEach((src) => addSource(e, src));
     if (list.length > 0) build(e, phase);
@@ -95,11 +154,12 @@ function engineFrom(list, phase) {
 function indexBatch(batch, replace, labels, extraTiming) {
   const t0 = now();
   const before = engine.stats();
-  const target = replace ? new Engine(undefined) : engine;
+  const target = replace ? newEngine() : engine;
   let added = 0; // sources of this batch already in `target`
   let passagesAdded = 0;
   let addMs = 0;
   let buildMs = 0;
+  let phases = { bm25Ms: null, embedMs: null };
   try {
     batch.forEach((src, i) => {
       post({ type: 'progress', phase: 'adding', done: i, total: batch.length, name: src.name });
@@ -108,7 +168,7 @@ function indexBatch(batch, replace, labels, extraTiming) {
     });
     addMs = now() - t0;
     const t1 = now();
-    build(target, 'indexing');
+    phases = build(target, 'indexing');
     buildMs = now() - t1;
   } catch (err) {
     if (replace) {
@@ -132,11 +192,12 @@ function indexBatch(batch, replace, labels, extraTiming) {
   post({
     type: 'ready',
     stats: engine.stats(),
+    ...methodsInfo(),
     changed: true,
     replace,
     labels,
     added: passagesAdded,
-    timing: { ...extraTiming, addMs, buildMs, totalMs: now() - t0 },
+    timing: { ...extraTiming, addMs, buildMs, ...phases, totalMs: now() - t0 },
   });
 }
 
@@ -167,6 +228,133 @@ async function loadDemo() {
   return { text, fetchMs };
 }
 
+/**
+ * Fetch `paths` (relative to this script, and on this origin only) as bytes, posting 'download'
+ * progress over all of them: bytes received of the sum of their Content-Lengths (0 if unknown).
+ */
+async function download(paths, signal) {
+  const responses = await Promise.all(
+    paths.map(async (p) => {
+      const url = new URL(p, self.location.href);
+      if (url.origin !== self.location.origin) throw new Error(`${p} is not on this site, so it is not fetched`);
+      const resp = await fetch(url, { signal, mode: 'same-origin', credentials: 'same-origin' });
+      if (!resp.ok) throw new Error(`could not download ${p} (${resp.status} ${resp.statusText})`);
+      return resp;
+    }),
+  );
+  const lengths = responses.map((r) => Number(r.headers.get('Content-Length')) || 0);
+  const total = lengths.every((n) => n > 0) ? lengths.reduce((a, b) => a + b, 0) : 0;
+  let received = 0;
+  let lastPost = -Infinity;
+  const report = (force) => {
+    const t = now();
+    if (force || t - lastPost >= 50) {
+      lastPost = t;
+      post({ type: 'progress', phase: 'download', done: received, total });
+    }
+  };
+  report(true);
+  const bodies = await Promise.all(
+    responses.map(async (resp, i) => {
+      if (!resp.body) {
+        const all = new Uint8Array(await resp.arrayBuffer());
+        received += all.length;
+        report(false);
+        return all;
+      }
+      const reader = resp.body.getReader();
+      const chunks = [];
+      let size = 0;
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        chunks.push(value);
+        size += value.length;
+        received += value.length;
+        report(false);
+      }
+      if (chunks.length === 1) return chunks[0];
+      const all = new Uint8Array(lengths[i] === size ? lengths[i] : size);
+      let at = 0;
+      for (const c of chunks) {
+        all.set(c, at);
+        at += c.length;
+      }
+      return all;
+    }),
+  );
+  report(true);
+  return bodies;
+}
+
+/** The dimension in a static table's header (u32 at byte 16), once the engine has accepted it. */
+function tableDims(table) {
+  return new DataView(table.buffer, table.byteOffset, table.byteLength).getUint32(16, true);
+}
+
+/**
+ * Load the static embedder into the engine (downloading its files the first time) and embed the
+ * passages. Replies 'ready' (`cancelled: true` when 'cancel-embedder' stopped the download).
+ */
+async function loadEmbedder(id) {
+  const reply = (extra) => post({ type: 'ready', request: 'load-embedder', id, stats: stats(), ...methodsInfo(), changed: false, timing: null, ...extra });
+  if (embedderFiles && engine.availableMethods().includes('dense')) {
+    reply({});
+    return;
+  }
+  const t0 = now();
+  let files = embedderFiles;
+  let downloadMs = 0;
+  let downloadBytes = 0;
+  if (!files) {
+    const controller = new AbortController();
+    embedderDownload = controller;
+    try {
+      const [table, vocabBytes] = await download([EMBEDDER_TABLE_URL, EMBEDDER_VOCAB_URL], controller.signal);
+      downloadMs = now() - t0;
+      downloadBytes = table.length + vocabBytes.length;
+      let vocab;
+      try {
+        vocab = new TextDecoder('utf-8', { fatal: true }).decode(vocabBytes);
+      } catch {
+        throw new Error(`${EMBEDDER_VOCAB_URL} is not UTF-8 text`);
+      }
+      files = { table, vocab, dims: null };
+    } catch (err) {
+      if (controller.signal.aborted) {
+        reply({ cancelled: true });
+        return;
+      }
+      post({ type: 'error', during: 'load-embedder', message: `The embeddings could not be loaded: ${message(err)}` });
+      reply({ failed: true });
+      return;
+    } finally {
+      if (embedderDownload === controller) embedderDownload = null;
+    }
+  }
+  const t1 = now();
+  try {
+    engine.loadStaticEmbedder(files.table, files.vocab, progressPoster(() => 'embedding'));
+  } catch (err) {
+    const fatal = err instanceof WebAssembly.RuntimeError;
+    post({
+      type: 'error',
+      during: 'load-embedder',
+      fatal,
+      message: `The embeddings could not be loaded: ${fatal ? 'internal error in the engine: ' : ''}${message(err)}`,
+    });
+    if (!fatal) reply({ failed: true });
+    return;
+  }
+  files.dims = tableDims(files.table);
+  embedderFiles = files;
+  const s = engine.stats();
+  reply({
+    stats: s,
+    timing: { downloadMs, downloadBytes, loadMs: now() - t1, passages: s.built ? s.passages : 0, totalMs: now() - t0 },
+  });
+}
+
 async function handle(msg, early) {
   switch (msg && msg.type) {
     case 'load-demo': {
@@ -175,7 +363,7 @@ async function handle(msg, early) {
         demo = await (early || loadDemo());
       } catch (err) {
         post({ type: 'error', during: 'load-demo', message: message(err) });
-        post({ type: 'ready', stats: stats(), changed: false, timing: null });
+        post({ type: 'ready', stats: stats(), ...methodsInfo(), changed: false, timing: null });
         return;
       }
       const batch = [{ kind: 'jsonl', name: DEMO_NAME, text: demo.text }];
@@ -194,13 +382,16 @@ async function handle(msg, early) {
       runIndex([{ kind: kindOf(name), name, text: String(msg.text ?? '') }], replace, [name], 'index-text');
       return;
     }
+    case 'load-embedder':
+      await loadEmbedder(msg.id);
+      return;
     case 'search': {
       try {
         const t0 = now();
         const opts = { k: Number(msg.k) || 5 };
         if (msg.method) opts.method = msg.method;
         const hits = engine.search(String(msg.query ?? ''), opts);
-        post({ type: 'results', id: msg.id, query: msg.query, hits, ms: now() - t0 });
+        post({ type: 'results', id: msg.id, query: msg.query, method: opts.method || 'bm25', hits, ms: now() - t0 });
       } catch (err) {
         postError('search', err, { id: msg.id });
       }
@@ -208,7 +399,7 @@ async function handle(msg, early) {
     }
     case 'stats':
       try {
-        post({ type: 'stats', stats: stats(), ...info });
+        post({ type: 'stats', stats: stats(), ...methodsInfo(), ...info });
       } catch (err) {
         postError('stats', err);
       }
@@ -229,7 +420,7 @@ function runIndex(batch, replace, labels, during, extraTiming = {}) {
     } catch (err2) {
       post({ type: 'error', during, message: `the engine could not be restored: ${message(err2)}` });
     }
-    post({ type: 'ready', stats: s, changed: false, timing: null });
+    post({ type: 'ready', stats: s, ...methodsInfo(), changed: false, timing: null });
   }
 }
 
@@ -238,7 +429,7 @@ let queue = init()
   .then(() => {
     engine = new Engine(undefined);
     info = { methods: methods(), version: version() };
-    post({ type: 'hello', stats: engine.stats(), ...info });
+    post({ type: 'hello', stats: engine.stats(), ...methodsInfo(), ...info });
   })
   .catch((err) => {
     post({ type: 'error', during: 'init', message: `the search engine could not start: ${message(err)}` });
@@ -246,6 +437,11 @@ let queue = init()
   });
 
 self.onmessage = (event) => {
+  if (event.data?.type === 'cancel-embedder') {
+    // not queued: it must reach a download that is waiting for the network
+    embedderDownload?.abort();
+    return;
+  }
   let early = null;
   if (event.data?.type === 'load-demo') {
     // download the demo while the wasm module compiles or earlier requests run
