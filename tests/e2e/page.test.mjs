@@ -78,6 +78,47 @@ async function openPage(t) {
   };
 }
 
+/** Limit the page's (and its worker's) download speed to `bytesPerSec`, or lift the limit (null). */
+async function throttle(page, bytesPerSec) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Network.enable');
+  await cdp.send('Network.emulateNetworkConditions', {
+    offline: false,
+    latency: bytesPerSec ? 20 : 0,
+    downloadThroughput: bytesPerSec || -1,
+    uploadThroughput: -1,
+  });
+}
+
+/** The requests of test `name` whose path is under /assets/ (the embedder's files). */
+function assetRequests(name) {
+  return requests.filter((r) => r.test === name && new URL(r.url).pathname.startsWith('/assets/'));
+}
+
+/** Wait until the shown results are a search of `query` with `method`; return them. */
+async function waitForResults(page, query, method) {
+  try {
+    await page.waitForFunction(
+      ([q, m]) => {
+        const d = document.getElementById('results').dataset;
+        return d.query === q && d.method === m;
+      },
+      [query.trim(), method],
+      { timeout: WAIT },
+    );
+  } catch {
+    assert.fail(`no ${method} results for "${query}" (${await describePage(page)})`);
+  }
+  return page.$$eval('#results .hit', (hits) =>
+    hits.map((h) => ({
+      id: h.querySelector('.hit-id').textContent,
+      gold: !!h.querySelector('.badge.gold'),
+      score: h.querySelector('.score-num').textContent,
+      bar: h.querySelector('.bar-fill').style.width,
+    })),
+  );
+}
+
 async function describePage(page) {
   return page.evaluate(() => {
     const t = (id) => document.getElementById(id)?.textContent.trim() ?? '(missing)';
@@ -132,7 +173,8 @@ test('(i) the demo corpus loads and a HotpotQA question finds a gold passage in 
   await waitForStatus(page, DEMO_STATUS, 'the demo corpus should load on its own');
 
   const methods = await page.$$eval('#method option', (os) => os.map((o) => o.value));
-  assert.deepEqual(methods, ['bm25'], 'the method selector should list the engine\'s methods()');
+  assert.deepEqual(methods, ['bm25', 'dense', 'dense-minilm', 'hybrid'], 'the method selector should list the engine\'s methods()');
+  assert.equal(await page.inputValue('#method'), 'bm25', 'BM25 should be the default method');
   const examples = await page.$$eval('#examples button', (bs) => bs.map((b) => b.textContent));
   assert.deepEqual(examples, questions.slice(0, 6).map((q) => q.question), 'the six example buttons should be the first six questions');
 
@@ -278,5 +320,152 @@ test('(v) Cancel stops indexing and leaves an empty engine that can reload the d
   await waitForStatus(page, DEMO_STATUS, 'the demo should load again in the new worker');
   const hits = await search(page, QUESTION.question);
   assert.equal(hits.length, 5);
+  assertNoPageErrors();
+});
+
+const METHOD_OPTIONS = [
+  { value: 'bm25', label: 'BM25', disabled: false },
+  { value: 'dense', label: 'Dense (static MiniLM)', disabled: false },
+  { value: 'dense-minilm', label: 'Dense (MiniLM transformer) — not in this build', disabled: true },
+  { value: 'hybrid', label: 'Hybrid (BM25 + dense, RRF)', disabled: false },
+];
+
+// Test (vi) uses test (i)'s question. With the static embedder, hybrid ranks both of its gold
+// passages in the top 5 (ranks 1 and 3), dense too (ranks 1 and 3).
+test('(vi) choosing Hybrid loads the embeddings (with progress) and finds a gold passage in the top 5', { timeout: 120_000 }, async (t) => {
+  const { page, assertNoPageErrors } = await openPage(t);
+  await waitForStatus(page, DEMO_STATUS, 'the demo corpus should load');
+
+  const options = await page.$$eval('#method option', (os) =>
+    os.map((o) => ({ value: o.value, label: o.textContent, disabled: o.disabled })),
+  );
+  assert.deepEqual(options, METHOD_OPTIONS, 'every method of methods() should be listed, dense-minilm disabled with its reason');
+  assert.match(await page.textContent('#method-hint'), /first download 7\.8 MB/, 'the page should say that dense methods download embeddings');
+  fs.mkdirSync(screenshots, { recursive: true });
+  // a closed <select> hides its options: show them as a list box for the screenshot only
+  await page.$eval('#method', (s) => s.setAttribute('size', String(s.options.length)));
+  await page.locator('#search-form').screenshot({ path: path.join(screenshots, 'methods.png') });
+  await page.$eval('#method', (s) => s.removeAttribute('size'));
+
+  // BM25 first: nothing of the embedder is downloaded until a dense method is chosen
+  const bm25 = await search(page, QUESTION.question);
+  assert.equal(bm25.length, 5);
+  assert.deepEqual(assetRequests(t.name), [], 'the embeddings were downloaded before a dense method was chosen');
+
+  // choosing Hybrid loads the embedder (slowed down so that its progress can be seen), then
+  // searches the shown question again
+  await throttle(page, 3 * 1024 * 1024);
+  await page.selectOption('#method', 'hybrid');
+  try {
+    await page.waitForFunction(
+      () => /^Downloading the embeddings: \d+\.\d of 7\.8 MB$/.test(document.getElementById('progress-label').textContent),
+      null,
+      { timeout: WAIT },
+    );
+  } catch {
+    assert.fail(`no download progress after choosing Hybrid (${await describePage(page)})`);
+  }
+  assert.equal(await page.isVisible('#cancel'), true, 'Cancel should be offered while the embeddings load');
+  assert.equal(await page.textContent('#method-hint'), 'Loading the embeddings…');
+  assert.equal(await page.textContent('#results-meta'), 'Loading the embeddings first…');
+  await page.screenshot({ path: path.join(screenshots, 'embedder-loading.png'), fullPage: true });
+  await throttle(page, null);
+
+  const hits = await waitForResults(page, QUESTION.question, 'hybrid');
+  assert.equal(hits.length, 5, `expected 5 hybrid results, got ${hits.length}`);
+  const ids = hits.map((h) => h.id);
+  const found = ids.filter((id) => QUESTION.gold_ids.includes(id));
+  assert.ok(found.length > 0, `none of the hybrid top 5 ${JSON.stringify(ids)} is a gold passage ${JSON.stringify(QUESTION.gold_ids)}`);
+  for (const h of hits) {
+    assert.equal(h.gold, QUESTION.gold_ids.includes(h.id), `passage ${h.id}: the gold badge should be shown exactly on gold passages`);
+    // RRF sums of two 1/(60 + rank) terms: at most 2/61, shown with 3 significant digits
+    assert.match(h.score, /^0\.0[1-3]\d\d$/, `a hybrid score should look like 0.0328, shows ${h.score}`);
+  }
+  assert.equal(hits[0].bar, '100%', 'the top hit\'s score bar should be full');
+  await waitForStatus(page, /^997 passages\b.*· embeddings: static, 256-d$/, 'the status should say that embeddings are loaded');
+  assert.equal(await page.isHidden('#progress-row'), true, 'the progress bar should go away once the embeddings are loaded');
+  assert.equal(await page.inputValue('#method'), 'hybrid');
+  assert.match(await page.textContent('#results-meta'), /^5 results in .* · hybrid$/);
+  await page.screenshot({ path: path.join(screenshots, 'hybrid.png'), fullPage: true });
+
+  // dense: cosines, no second download
+  await page.selectOption('#method', 'dense');
+  const dense = await waitForResults(page, QUESTION.question, 'dense');
+  assert.equal(dense.length, 5);
+  for (const h of dense) {
+    const x = Number(h.score);
+    assert.ok(x >= -1 && x <= 1 && /^-?0\.\d{3}$|^1\.00$/.test(h.score), `a dense score should be a cosine with 3 significant digits, shows ${h.score}`);
+  }
+  assert.ok(dense.some((h) => QUESTION.gold_ids.includes(h.id)), 'dense should rank a gold passage in the top 5 too');
+
+  // the embedder stays loaded when the corpus is replaced
+  await page.fill('#paste', 'Basalt cairns mark the paths across the moor.\n\nA lighthouse keeper counts the ships at night.');
+  await page.check('#mode-replace');
+  await page.click('#index-text');
+  await waitForStatus(page, /^2 passages\b.*· embeddings: static, 256-d$/, 'the new corpus should be embedded as it is built');
+  const boats = await search(page, 'boats near the coast');
+  assert.equal(await page.getAttribute('#results', 'data-method'), 'dense');
+  assert.equal(boats[0].id, 'pasted text#2', `dense should find the lighthouse paragraph, got ${JSON.stringify(boats.map((h) => h.id))}`);
+
+  const assets = assetRequests(t.name).map((r) => new URL(r.url).pathname).sort();
+  assert.deepEqual(assets, ['/assets/minilm-vocab.txt', '/assets/static-minilm.bin'], 'each embedder file should be downloaded once');
+  const origin = new URL(server.url).origin;
+  const foreign = requests.filter((r) => r.test === t.name && !/^(data|blob):/.test(r.url) && new URL(r.url).origin !== origin);
+  assert.deepEqual(foreign, [], `requests left ${origin}`);
+  assertNoPageErrors();
+});
+
+test('(vii) a corrupt embedding table shows a clear error and BM25 keeps working', { timeout: 90_000 }, async (t) => {
+  const { page, assertNoPageErrors } = await openPage(t);
+  const table = fs.readFileSync(path.join(root, 'assets', 'static-minilm.bin'));
+  await page.route('**/assets/static-minilm.bin', (route) =>
+    route.fulfill({ status: 200, contentType: 'application/octet-stream', body: table.subarray(0, 1_000_000) }),
+  );
+  await waitForStatus(page, DEMO_STATUS, 'the demo corpus should load');
+
+  await page.fill('#query', QUESTION.question);
+  await page.selectOption('#method', 'hybrid');
+  await page.waitForSelector('#error:not([hidden])', { timeout: WAIT }).catch(async () => {
+    assert.fail(`no error box after loading a truncated table (${await describePage(page)})`);
+  });
+  const message = await page.textContent('#error-message');
+  assert.match(
+    message,
+    /^The embeddings could not be loaded: .*1000000 bytes.*truncated/,
+    `the error should say the table is truncated, says ${JSON.stringify(message)}`,
+  );
+  assert.equal(await page.isHidden('#progress-row'), true, 'the progress bar should go away after the error');
+  assert.equal(await page.inputValue('#method'), 'bm25', 'the method should go back to BM25');
+  await waitForStatus(page, DEMO_STATUS, 'the corpus should be unchanged');
+  assert.doesNotMatch(await page.textContent('#status'), /embeddings/);
+  assert.equal(await page.$$eval('#results .hit', (hs) => hs.length), 0, 'nothing was searched yet');
+  await page.screenshot({ path: path.join(screenshots, 'embedder-corrupt.png'), fullPage: true });
+
+  const hits = await search(page, QUESTION.question);
+  assert.equal(await page.getAttribute('#results', 'data-method'), 'bm25');
+  assert.equal(hits.length, 5, 'BM25 should still answer');
+  assert.ok(hits.some((h) => QUESTION.gold_ids.includes(h.id)), 'BM25 should still rank a gold passage in the top 5');
+  assertNoPageErrors();
+});
+
+test('(viii) Cancel while the embeddings download keeps the corpus and BM25', { timeout: 90_000 }, async (t) => {
+  const { page, assertNoPageErrors } = await openPage(t);
+  await waitForStatus(page, DEMO_STATUS, 'the demo corpus should load');
+  await throttle(page, 512 * 1024);
+  await page.selectOption('#method', 'dense');
+  await page.waitForFunction(() => /^Downloading the embeddings: /.test(document.getElementById('progress-label').textContent), null, {
+    timeout: WAIT,
+  });
+  await page.click('#cancel');
+  await throttle(page, null);
+  assert.equal(await page.isHidden('#progress-row'), true, 'the progress bar should go away after Cancel');
+  assert.match(await page.textContent('#notice-text'), /cancelled\. BM25 search still works/);
+  assert.equal(await page.isHidden('#reload-demo'), true, 'the corpus is kept, so there is nothing to reload');
+  assert.equal(await page.inputValue('#method'), 'bm25');
+  await waitForStatus(page, DEMO_STATUS, 'the corpus should be kept');
+  const hits = await search(page, QUESTION.question);
+  assert.equal(await page.getAttribute('#results', 'data-method'), 'bm25');
+  assert.equal(hits.length, 5);
+  assert.doesNotMatch(await page.textContent('#status'), /embeddings/, 'the cancelled embeddings should not be loaded');
   assertNoPageErrors();
 });
