@@ -1,13 +1,19 @@
-// Browser benchmark: bench.html?corpus=URL[&queries=200][&k=10]
+// Browser benchmark: bench.html?corpus=URL[&method=bm25|dense|hybrid][&queries=200][&k=10]
 // Indexes the JSONL at URL in the page's Web Worker (the same worker.js and messages as the search
-// page) and times 200 queries, the titles of every (n/200)-th passage. Writes one JSON object to
-// <pre id="result">: {"error": "..."} when something fails.
+// page) and times 200 queries, the titles of every (n/200)-th passage, with `method`. Writes one
+// JSON object to <pre id="result">: {"error": "..."} when something fails.
+//
+// A method that needs the static embedder (dense, hybrid) loads it first, into the empty engine
+// (embedderDownloadMs; embedderLoadMs = parsing and checking the table), so that indexing then
+// times BM25 (bm25Ms) and the embedding of every passage (embedMs, embedPassagesPerSec) apart.
 import './style.css';
 
 const params = new URLSearchParams(location.search);
 const corpusUrl = params.get('corpus');
 const QUERIES = clampInt(params.get('queries'), 200, 1, 10000);
 const K = clampInt(params.get('k'), 10, 1, 1000);
+const METHOD = params.get('method') || 'bm25';
+const EMBEDDER_METHODS = ['dense', 'hybrid'];
 const WARMUP = 10;
 
 const stateEl = document.getElementById('state');
@@ -31,6 +37,8 @@ function engineWorker() {
     const msg = event.data;
     if (msg.type === 'progress') {
       if (msg.phase === 'indexing') say(`Indexing ${msg.done} / ${msg.total}…`);
+      else if (msg.phase === 'embedding') say(`Embedding ${msg.done} / ${msg.total}…`);
+      else if (msg.phase === 'download') say(`Downloading the embeddings: ${msg.done} / ${msg.total} bytes…`);
       return;
     }
     if (waiter) {
@@ -78,6 +86,12 @@ async function run() {
   if (!corpusUrl) throw new Error('add ?corpus=URL (a JSONL file on this origin) to the address');
   const engine = engineWorker();
   const hello = await engine.next((m) => m.type === 'hello');
+  if (!hello.methods.includes(METHOD)) {
+    throw new Error(`method=${METHOD}: this build knows ${hello.methods.join(', ')}`);
+  }
+  if (!hello.available.includes(METHOD) && !EMBEDDER_METHODS.includes(METHOD)) {
+    throw new Error(`method=${METHOD} cannot run in the page (available: ${hello.available.join(', ')}; the static embedder adds ${EMBEDDER_METHODS.join(', ')})`);
+  }
 
   say(`Downloading ${corpusUrl}…`);
   const t0 = performance.now();
@@ -94,6 +108,15 @@ async function run() {
     queries.push(p.title || String(p.text).split(/\s+/).slice(0, 8).join(' '));
   }
 
+  let embedder = null;
+  if (!hello.available.includes(METHOD)) {
+    say('Loading the embeddings…');
+    engine.post({ type: 'load-embedder', id: 1 });
+    const loaded = await engine.next((m) => m.type === 'ready' && m.request === 'load-embedder');
+    if (!loaded.available.includes(METHOD)) throw new Error(`the embeddings did not load, so ${METHOD} is not available`);
+    embedder = { ...loaded.embedder, timing: loaded.timing };
+  }
+
   say('Indexing…');
   const name = (new URL(corpusUrl, location.href).pathname.split('/').pop() || 'corpus') + (/\.jsonl$/i.test(corpusUrl) ? '' : '.jsonl');
   const t1 = performance.now();
@@ -103,7 +126,7 @@ async function run() {
   if (!ready.changed) throw new Error('indexing failed');
 
   say('Searching…');
-  const method = hello.methods[0];
+  const method = METHOD;
   for (let i = 0; i < WARMUP; i += 1) {
     engine.post({ type: 'search', id: -1 - i, query: queries[i % queries.length], k: K, method });
     await engine.next((m) => m.type === 'results' && m.id === -1 - i);
@@ -124,10 +147,22 @@ async function run() {
 
   const { stats, timing } = ready;
   const indexMs = timing.addMs + timing.buildMs;
+  const embedding = embedder
+    ? {
+        embedder: `${embedder.name}, ${embedder.dims}-d`,
+        embedderMB: round(embedder.timing.downloadBytes / 1e6, 2),
+        embedderDownloadMs: round(embedder.timing.downloadMs, 1),
+        embedderLoadMs: round(embedder.timing.loadMs, 1),
+        bm25Ms: round(timing.bm25Ms, 1),
+        embedMs: round(timing.embedMs, 1),
+        embedPassagesPerSec: Math.round(stats.passages / (timing.embedMs / 1000)),
+      }
+    : { bm25Ms: round(timing.bm25Ms, 1) };
   return {
     corpus: corpusUrl,
     engine: `cairn ${hello.version}`,
     method,
+    embedders: stats.embedders,
     passages: stats.passages,
     terms: stats.terms,
     postings: stats.postings,
@@ -139,6 +174,7 @@ async function run() {
     buildMs: round(timing.buildMs, 1),
     indexWallMs: round(wallIndexMs, 1),
     passagesPerSec: Math.round(stats.passages / (indexMs / 1000)),
+    ...embedding,
     queries: queries.length,
     warmupQueries: WARMUP,
     k: K,

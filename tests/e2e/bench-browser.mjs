@@ -1,9 +1,13 @@
-// Browser benchmark: `npm run bench:browser` (not part of `node --test`).
+// Browser benchmark: `npm run bench:browser [-- METHOD] [CORPUS]` (not part of `node --test`).
 // Serves dist/ and ../shared/data (as /shared-data), opens bench.html in headless Chromium on the
 // 6,119-passage 2WikiMultihopQA corpus, and prints the page's JSON: passages, index ms,
-// passages/s, and p50/p95 ms of 200 queries.
+// passages/s, and p50/p95 ms of 200 queries with METHOD (bm25 by default; dense and hybrid also
+// report the embedder's download and the embedding of the whole corpus: embedMs,
+// embedPassagesPerSec).
 //
-//   node tests/e2e/bench-browser.mjs [corpus path under /shared-data, default 2wiki-corpus-6k/corpus.jsonl]
+//   node tests/e2e/bench-browser.mjs [bm25|dense|hybrid] [corpus path under /shared-data, a .jsonl,
+//                                    default 2wiki-corpus-6k/corpus.jsonl]
+//   npm run bench:browser -- dense
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +17,10 @@ import { serve } from '../../scripts/serve.mjs';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dist = path.join(root, 'dist');
 const sharedData = path.resolve(root, '..', 'shared', 'data');
-const corpus = process.argv[2] || '2wiki-corpus-6k/corpus.jsonl';
+// arguments in any order: the one ending in .jsonl is the corpus, the other the method
+const args = process.argv.slice(2);
+const corpus = args.find((a) => /\.jsonl$/i.test(a)) || '2wiki-corpus-6k/corpus.jsonl';
+const method = args.find((a) => !/\.jsonl$/i.test(a)) || 'bm25';
 const TIMEOUT = 10 * 60 * 1000;
 
 function die(message) {
@@ -21,6 +28,10 @@ function die(message) {
   process.exit(1);
 }
 
+if (args.length > 2 || args.filter((a) => !/\.jsonl$/i.test(a)).length > 1) {
+  die(`usage: node tests/e2e/bench-browser.mjs [method] [corpus.jsonl under ${path.join('..', 'shared', 'data')}], got ${JSON.stringify(args)}`);
+}
+if (!/^[a-z0-9-]+$/.test(method)) die(`${JSON.stringify(method)} is not a method name (bm25, dense, hybrid)`);
 if (!fs.existsSync(path.join(dist, 'bench.html'))) die('dist/bench.html is missing: run `npm run build` first');
 if (!fs.existsSync(path.join(sharedData, corpus))) die(`${path.join(sharedData, corpus)} is missing`);
 
@@ -42,7 +53,7 @@ try {
   const page = await browser.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  const url = new URL(`bench.html?corpus=${encodeURIComponent(`/shared-data/${corpus}`)}`, server.url).href;
+  const url = new URL(`bench.html?corpus=${encodeURIComponent(`/shared-data/${corpus}`)}&method=${method}`, server.url).href;
   console.error(`bench-browser: ${url}`);
   await page.goto(url);
   await page.waitForFunction(() => document.getElementById('result').textContent.trim() !== '', null, {
