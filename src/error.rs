@@ -34,7 +34,7 @@ pub enum Error {
         known: String,
     },
     /// A dense method was asked of an index without its embedder's passage vectors.
-    #[error("method {method:?} needs the {embedder} embedder, which is not loaded: load it, then build again")]
+    #[error("method {method:?} needs the {embedder} embedder, which is not loaded")]
     MissingEmbedder {
         /// The method's name.
         method: String,

@@ -13,6 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
+use wasm_bindgen::JsCast;
 
 use crate::corpus::{parse_jsonl, split_document, Corpus, Passage};
 use std::rc::Rc;
@@ -49,6 +50,8 @@ export interface SearchHit {
   highlights: [number, number][];
   titleHighlights: [number, number][];
 }
+/** Called during long work: `done` of `total` items of the named phase ("bm25", "embed"). */
+export type ProgressCallback = (done: number, total: number, phase: string) => void;
 /** Sizes of the engine's corpus and index. */
 export interface EngineStats {
   passages: number;
@@ -58,10 +61,23 @@ export interface EngineStats {
   avgPassageTerms: number;
   textBytes: number;
   indexBytes: number;
-  /** Embedders whose passage vectors the index holds ("static"). */
-  embedders: string[];
+  /** Embedders loaded, with their dimension (a built index holds their passage vectors). */
+  embedders: { name: string; dims: number }[];
 }
 "#;
+
+#[wasm_bindgen]
+extern "C" {
+    /// `EngineConfig` in TypeScript (optional arguments need a named type to be typed `?`).
+    #[wasm_bindgen(typescript_type = "EngineConfig")]
+    pub type EngineConfigArg;
+    /// `SearchOptions` in TypeScript.
+    #[wasm_bindgen(typescript_type = "SearchOptions")]
+    pub type SearchOptionsArg;
+    /// `ProgressCallback` in TypeScript.
+    #[wasm_bindgen(typescript_type = "ProgressCallback")]
+    pub type ProgressArg;
+}
 
 #[wasm_bindgen(start)]
 fn start() {
@@ -145,7 +161,13 @@ struct EngineStats {
     avg_passage_terms: f32,
     text_bytes: usize,
     index_bytes: usize,
-    embedders: Vec<&'static str>,
+    embedders: Vec<EmbedderInfo>,
+}
+
+#[derive(Serialize)]
+struct EmbedderInfo {
+    name: &'static str,
+    dims: usize,
 }
 
 /// Byte ranges of `text` to UTF-16 code-unit ranges (JavaScript string offsets).
@@ -171,6 +193,11 @@ fn utf16_ranges(text: &str, ranges: &[(usize, usize)]) -> Vec<(u32, u32)> {
         out.push((us, unit));
     }
     out
+}
+
+/// The JS function behind an optional callback argument (anything not callable is ignored).
+fn callback(arg: Option<ProgressArg>) -> Option<js_sys::Function> {
+    arg.and_then(|a| JsValue::from(a).dyn_into::<js_sys::Function>().ok())
 }
 
 /// A progress closure that forwards `(done, total, phase)` to an optional JS callback. A throwing
@@ -227,13 +254,12 @@ impl Engine {
 impl Engine {
     /// A new, empty engine. `config` may be omitted; unknown keys are an error.
     #[wasm_bindgen(constructor)]
-    pub fn new(
-        #[wasm_bindgen(unchecked_param_type = "EngineConfig")] config: Option<JsValue>,
-    ) -> Result<Engine, JsError> {
-        let config: IndexConfig = match config.filter(|c| !c.is_undefined() && !c.is_null()) {
-            None => IndexConfig::default(),
-            Some(c) => from_js(c).map_err(|e| js_err(format!("invalid configuration: {e}")))?,
-        };
+    pub fn new(config: Option<EngineConfigArg>) -> Result<Engine, JsError> {
+        let config: IndexConfig =
+            match config.map(JsValue::from).filter(|c| !c.is_undefined() && !c.is_null()) {
+                None => IndexConfig::default(),
+                Some(c) => from_js(c).map_err(|e| js_err(format!("invalid configuration: {e}")))?,
+            };
         config.bm25.validate().map_err(js_err)?;
         Ok(Engine { config, state: Some(State::Collecting(Corpus::new())), static_embedder: None })
     }
@@ -284,11 +310,8 @@ impl Engine {
     /// times per phase (`"bm25"`, `"embed"`). Returns the engine's stats. Building an empty engine
     /// is allowed: it is then built with 0 passages, and every search returns no hits.
     #[wasm_bindgen(unchecked_return_type = "EngineStats")]
-    pub fn build(
-        &mut self,
-        #[wasm_bindgen(unchecked_param_type = "(done: number, total: number, phase: string) => void")]
-        on_progress: Option<js_sys::Function>,
-    ) -> Result<JsValue, JsError> {
+    pub fn build(&mut self, on_progress: Option<ProgressArg>) -> Result<JsValue, JsError> {
+        let on_progress = callback(on_progress);
         let config = self.config.clone();
         // On an error the passages stay in the engine, unbuilt.
         let mut index =
@@ -318,9 +341,9 @@ impl Engine {
         &mut self,
         table: &[u8],
         vocab: &str,
-        #[wasm_bindgen(unchecked_param_type = "(done: number, total: number, phase: string) => void")]
-        on_progress: Option<js_sys::Function>,
+        on_progress: Option<ProgressArg>,
     ) -> Result<JsValue, JsError> {
+        let on_progress = callback(on_progress);
         let embedder: Rc<dyn Embedder> = Rc::new(StaticEmbedder::from_bytes(table, vocab).map_err(js_err)?);
         if let Some(State::Built(index)) = &mut self.state {
             index
@@ -354,15 +377,12 @@ impl Engine {
     /// The top passages for `query`. Options `{k = 5, method = "bm25"}`.
     /// Throws when the engine is not built, the method is unknown or k is not 1–1000.
     #[wasm_bindgen(unchecked_return_type = "SearchHit[]")]
-    pub fn search(
-        &self,
-        query: &str,
-        #[wasm_bindgen(unchecked_param_type = "SearchOptions")] options: Option<JsValue>,
-    ) -> Result<JsValue, JsError> {
-        let opts: SearchOptions = match options.filter(|o| !o.is_undefined() && !o.is_null()) {
-            None => SearchOptions::default(),
-            Some(o) => from_js(o).map_err(|e| js_err(format!("invalid search options: {e}")))?,
-        };
+    pub fn search(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
+        let opts: SearchOptions =
+            match options.map(JsValue::from).filter(|o| !o.is_undefined() && !o.is_null()) {
+                None => SearchOptions::default(),
+                Some(o) => from_js(o).map_err(|e| js_err(format!("invalid search options: {e}")))?,
+            };
         let k = opts.k.unwrap_or(5.0);
         if !(k.fract() == 0.0 && (1.0..=1000.0).contains(&k)) {
             return Err(js_err(format!("k must be a whole number from 1 to 1000, got {k}")));
@@ -406,7 +426,14 @@ impl Engine {
                     avg_passage_terms: s.avg_passage_terms,
                     text_bytes: s.text_bytes,
                     index_bytes: s.index_bytes,
-                    embedders: i.embedders().into_iter().map(EmbedderSlot::name).collect(),
+                    embedders: i
+                        .embedders()
+                        .into_iter()
+                        .map(|slot| EmbedderInfo {
+                            name: slot.name(),
+                            dims: i.dense(slot).map_or(0, |d| d.vectors().dim()),
+                        })
+                        .collect(),
                 }
             }
             Some(State::Collecting(c)) => EngineStats {
@@ -417,7 +444,11 @@ impl Engine {
                 avg_passage_terms: 0.0,
                 text_bytes: c.text_bytes(),
                 index_bytes: 0,
-                embedders: Vec::new(),
+                embedders: self
+                    .static_embedder
+                    .iter()
+                    .map(|e| EmbedderInfo { name: EmbedderSlot::Static.name(), dims: e.dim() })
+                    .collect(),
             },
             None => EngineStats {
                 passages: 0,

@@ -232,9 +232,8 @@ function render() {
       parts.push(`built in ${ms(state.lastTiming.buildMs)}`);
     }
     if (!stats.built) parts.push('not built');
-    for (const name of stats.embedders || []) {
-      const dims = state.embedder && state.embedder.name === name ? `, ${state.embedder.dims}-d` : '';
-      parts.push(`embeddings: ${name}${dims}`);
+    for (const { name, dims } of stats.embedders || []) {
+      parts.push(`embeddings: ${name}, ${dims}-d`);
     }
     el.status.append(strong);
     for (const part of parts) {

@@ -287,11 +287,6 @@ async function download(paths, signal) {
   return bodies;
 }
 
-/** The dimension in a static table's header (u32 at byte 16), once the engine has accepted it. */
-function tableDims(table) {
-  return new DataView(table.buffer, table.byteOffset, table.byteLength).getUint32(16, true);
-}
-
 /**
  * Load the static embedder into the engine (downloading its files the first time) and embed the
  * passages. Replies 'ready' (`cancelled: true` when 'cancel-embedder' stopped the download).
@@ -346,9 +341,9 @@ async function loadEmbedder(id) {
     if (!fatal) reply({ failed: true });
     return;
   }
-  files.dims = tableDims(files.table);
-  embedderFiles = files;
   const s = engine.stats();
+  files.dims = (s.embedders || []).find((e) => e.name === 'static')?.dims ?? null;
+  embedderFiles = files;
   reply({
     stats: s,
     timing: { downloadMs, downloadBytes, loadMs: now() - t1, passages: s.built ? s.passages : 0, totalMs: now() - t0 },

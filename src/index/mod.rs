@@ -251,6 +251,7 @@ impl Index {
     ) -> Result<()> {
         let texts: Vec<String> = self.corpus.passages().iter().map(Self::passage_text).collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        progress(0, refs.len());
         let rows = embedder.embed_batch(&refs, progress)?;
         let vectors = VectorMatrix::from_rows(embedder.dim(), rows)?;
         self.attach_vectors(slot, embedder, vectors)

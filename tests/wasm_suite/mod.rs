@@ -3,7 +3,7 @@
 //! (via the committed expected file that `tests/bm25_parity.rs` checks natively), and its
 //! errors are JS `Error`s with messages a user can act on.
 
-use cairn::wasm::Engine;
+use cairn::wasm::{Engine, SearchOptionsArg};
 use serde::Deserialize;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -30,11 +30,11 @@ fn message(e: wasm_bindgen::JsError) -> String {
 const TABLE: &[u8] = include_bytes!("../../assets/static-minilm.bin");
 const VOCAB: &str = include_str!("../../assets/minilm-vocab.txt");
 
-fn options(k: usize, method: &str) -> JsValue {
+fn options(k: usize, method: &str) -> SearchOptionsArg {
     let o = js_sys::Object::new();
     js_sys::Reflect::set(&o, &"k".into(), &JsValue::from(k as f64)).unwrap();
     js_sys::Reflect::set(&o, &"method".into(), &method.into()).unwrap();
-    o.into()
+    o.unchecked_into()
 }
 
 fn search_with(engine: &Engine, q: &str, k: usize, method: &str) -> Vec<Hit> {
@@ -125,14 +125,14 @@ fn errors_are_js_errors_with_actionable_messages() {
     assert_eq!(search(&engine, "alpha", 5).len(), 1);
     let bad_k = js_sys::Object::new();
     js_sys::Reflect::set(&bad_k, &"k".into(), &JsValue::from(0.5)).unwrap();
-    let e = engine.search("alpha", Some(bad_k.into())).err().map(message).unwrap();
+    let e = engine.search("alpha", Some(bad_k.unchecked_into())).err().map(message).unwrap();
     assert!(e.contains("k must be a whole number"), "{e}");
     let bad_method = js_sys::Object::new();
     js_sys::Reflect::set(&bad_method, &"method".into(), &"colbert".into()).unwrap();
-    let e = engine.search("alpha", Some(bad_method.into())).err().map(message).unwrap();
+    let e = engine.search("alpha", Some(bad_method.unchecked_into())).err().map(message).unwrap();
     assert!(e.contains("unknown method \"colbert\""), "{e}");
     let bad_config = js_sys::JSON::parse("{\"bm25\":{\"k\":1}}").unwrap();
-    let e = Engine::new(Some(bad_config)).err().map(message).unwrap();
+    let e = Engine::new(Some(bad_config.unchecked_into())).err().map(message).unwrap();
     assert!(e.starts_with("invalid configuration"), "{e}");
 }
 
