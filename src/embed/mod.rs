@@ -11,6 +11,8 @@
 //!
 //! Everything here is plain synchronous Rust and runs the same natively and in wasm.
 
+#[cfg(feature = "minilm")]
+pub mod minilm;
 pub mod static_embedder;
 pub mod wordpiece;
 
