@@ -95,6 +95,19 @@ impl Corpus {
         Ok(n)
     }
 
+    /// Remove every passage added after the first `len` (no-op when there are not more). Undoes
+    /// a partly applied batch of adds: passages are only ever appended, so the first `len` are
+    /// exactly the corpus as it was when it held `len` passages.
+    pub fn truncate(&mut self, len: usize) {
+        if len >= self.passages.len() {
+            return;
+        }
+        for p in &self.passages[len..] {
+            self.by_id.remove(&p.id);
+        }
+        self.passages.truncate(len);
+    }
+
     /// Number of passages.
     pub fn len(&self) -> usize {
         self.passages.len()
@@ -320,6 +333,22 @@ mod tests {
         assert_eq!(e.to_string(), "passage \"a\": this id is already in the corpus");
         assert_eq!(c.len(), 1);
         assert_eq!(c.index_of("b"), None);
+    }
+
+    #[test]
+    fn truncate_undoes_later_adds() {
+        let mut c = Corpus::new();
+        for id in ["a", "b", "c"] {
+            c.add(Passage { id: id.into(), title: String::new(), text: id.into() }).unwrap();
+        }
+        c.truncate(1);
+        assert_eq!(c.len(), 1);
+        assert_eq!(c.index_of("a"), Some(0));
+        assert_eq!(c.index_of("b"), None);
+        // The removed ids are free again, and their new indexes follow on.
+        assert_eq!(c.add(Passage { id: "c".into(), title: String::new(), text: "c".into() }).unwrap(), 1);
+        c.truncate(5);
+        assert_eq!(c.len(), 2);
     }
 
     #[test]

@@ -393,6 +393,7 @@ impl Engine {
             _ => return Err(js_err(crate::Error::NotBuilt)),
         };
         let hits = index.search(query, k as usize, method).map_err(js_err)?;
+        let terms = index.query_terms(query);
         let out: Vec<SearchHit> = hits
             .iter()
             .enumerate()
@@ -404,8 +405,8 @@ impl Engine {
                     title: &p.title,
                     text: &p.text,
                     score: h.score,
-                    highlights: utf16_ranges(&p.text, &index.highlights(query, &p.text)),
-                    title_highlights: utf16_ranges(&p.title, &index.highlights(query, &p.title)),
+                    highlights: utf16_ranges(&p.text, &index.highlights(&terms, &p.text)),
+                    title_highlights: utf16_ranges(&p.title, &index.highlights(&terms, &p.title)),
                 })
             })
             .collect();
@@ -462,6 +463,17 @@ impl Engine {
             },
         };
         serde_wasm_bindgen::to_value(&s).unwrap_or(JsValue::NULL)
+    }
+
+    /// Undo adds: keep only the first `passages` passages (the count `stats().passages` gave
+    /// before the adds). When that removes any, the engine is unbuilt until the next `build`.
+    /// Returns the stats.
+    #[wasm_bindgen(unchecked_return_type = "EngineStats")]
+    pub fn truncate(&mut self, passages: u32) -> JsValue {
+        if self.corpus().is_some_and(|c| c.len() > passages as usize) {
+            self.corpus_mut().truncate(passages as usize);
+        }
+        self.stats()
     }
 
     /// Remove every passage and the index.

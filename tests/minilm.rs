@@ -2,7 +2,8 @@
 //!
 //!     tools/fetch_models.sh && cargo test --features minilm --test minilm
 //!
-//! Without `models/minilm-int8.onnx` the model tests print why and pass without checking.
+//! Without `models/minilm-int8.onnx` the model tests print why and pass without checking, unless
+//! `CAIRN_REQUIRE_MODEL` is set (as `npm test` does), when they fail.
 #![cfg(feature = "minilm")]
 
 use std::path::PathBuf;
@@ -20,6 +21,12 @@ fn load() -> Option<MiniLmEmbedder> {
 fn load_uncached() -> Option<MiniLmEmbedder> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("models/minilm-int8.onnx");
     let Ok(bytes) = std::fs::read(&path) else {
+        // `npm test` sets this: there the model must have been fetched, so its absence fails.
+        assert!(
+            std::env::var_os("CAIRN_REQUIRE_MODEL").is_none(),
+            "{} is absent and CAIRN_REQUIRE_MODEL is set: run tools/fetch_models.sh",
+            path.display()
+        );
         eprintln!(
             "SKIPPED: {} is absent; run tools/fetch_models.sh to test the MiniLM embedder",
             path.display()

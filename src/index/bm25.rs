@@ -348,6 +348,6 @@ mod tests {
     fn highlights_are_byte_ranges_of_matching_words() {
         let idx = fruit();
         let text = "Apples and a banana.";
-        assert_eq!(idx.highlights("apple banana", text), vec![(0, 6), (13, 19)]);
+        assert_eq!(idx.highlights(&idx.query_terms("apple banana"), text), vec![(0, 6), (13, 19)]);
     }
 }

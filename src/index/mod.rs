@@ -328,15 +328,21 @@ impl Index {
         })
     }
 
-    /// Byte ranges of `text` whose index term occurs in `query` (for highlighting), in order.
-    pub fn highlights(&self, query: &str, text: &str) -> Vec<(usize, usize)> {
-        let q: std::collections::HashSet<String> = self.analyzer.terms(query).into_iter().collect();
+    /// The distinct index terms of `query`, for [`Index::highlights`] (analyse a query once, then
+    /// highlight as many passages as needed).
+    pub fn query_terms(&self, query: &str) -> std::collections::HashSet<String> {
+        self.analyzer.terms(query).into_iter().collect()
+    }
+
+    /// Byte ranges of `text` whose index term is one of `terms` (from [`Index::query_terms`]), in
+    /// order, for highlighting.
+    pub fn highlights(&self, terms: &std::collections::HashSet<String>, text: &str) -> Vec<(usize, usize)> {
         let mut out = Vec::new();
-        if q.is_empty() {
+        if terms.is_empty() {
             return out;
         }
         self.analyzer.for_each_token(text, |term, s, e| {
-            if q.contains(term) {
+            if terms.contains(term) {
                 out.push((s, e));
             }
         });

@@ -137,6 +137,23 @@ fn errors_are_js_errors_with_actionable_messages() {
 }
 
 #[wasm_bindgen_test]
+fn truncate_undoes_a_partly_added_batch() {
+    let mut engine = Engine::new(None).map_err(message).unwrap();
+    engine.add_document("one.md", "Alpha river.").map_err(message).unwrap();
+    engine.build(None).map_err(message).unwrap();
+    // A batch of two documents whose second is rejected: the first went in, so undo it.
+    engine.add_document("two.md", "Beta mountain.").map_err(message).unwrap();
+    assert!(engine.add_document("one.md", "Gamma lake.").is_err());
+    engine.truncate(1);
+    engine.build(None).map_err(message).unwrap();
+    assert_eq!(search(&engine, "alpha", 5).len(), 1);
+    assert!(search(&engine, "beta", 5).is_empty());
+    // Truncating to the current size changes nothing and keeps the index built.
+    engine.truncate(1);
+    assert_eq!(search(&engine, "alpha", 5).len(), 1);
+}
+
+#[wasm_bindgen_test]
 fn documents_split_into_passages() {
     let mut engine = Engine::new(None).map_err(message).unwrap();
     let n = engine
