@@ -61,6 +61,15 @@ pub enum Error {
         /// What is wrong with it.
         message: String,
     },
+    /// Input to Personalized PageRank ([`crate::ppr`]) that cannot be used: CSR arrays of
+    /// inconsistent lengths or with out-of-range targets, a negative or non-finite weight,
+    /// multiplier or teleport entry, an overlay arc past the end of the graph.
+    #[error("PPR input: {0}")]
+    PprInput(String),
+    /// The PPR teleport (reset) vector has no positive entry, so the walk has nowhere to start
+    /// (no facts, no seeds). Not a bug: CatRAG falls back to dense ranking (METHOD.md §3).
+    #[error("the PPR teleport vector is all zero: no seed to start the walk from")]
+    ZeroTeleport,
     /// An I/O failure, with the path it concerns.
     #[error("{path}: {source}")]
     Io {

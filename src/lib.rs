@@ -18,6 +18,7 @@ pub mod embed;
 pub mod error;
 pub mod eval;
 pub mod index;
+pub mod ppr;
 pub mod text;
 
 #[cfg(target_arch = "wasm32")]

@@ -1,0 +1,400 @@
+//! Unit tests: exact dense solves, hand-computed values, push vs power, errors.
+
+use super::*;
+
+/// CSR arrays built from an edge list (stable order within each source row).
+struct Owned {
+    offsets: Vec<u32>,
+    targets: Vec<u32>,
+    weights: Vec<f32>,
+    /// `(source, target, weight)` in arc order.
+    arcs: Vec<(usize, usize, f32)>,
+}
+
+impl Owned {
+    fn new(n: usize, edges: &[(usize, usize, f32)]) -> Owned {
+        let mut arcs = edges.to_vec();
+        arcs.sort_by_key(|e| e.0);
+        let mut offsets = vec![0u32; n + 1];
+        for &(s, _, _) in &arcs {
+            offsets[s + 1] += 1;
+        }
+        for i in 0..n {
+            offsets[i + 1] += offsets[i];
+        }
+        let targets = arcs.iter().map(|e| e.1 as u32).collect();
+        let weights = arcs.iter().map(|e| e.2).collect();
+        Owned { offsets, targets, weights, arcs }
+    }
+
+    fn graph(&self) -> CsrGraph<'_> {
+        CsrGraph::new(&self.offsets, &self.targets, &self.weights).unwrap()
+    }
+}
+
+/// π = (1−d)(I − dM)⁻¹ r by Gaussian elimination with partial pivoting, M = Pᵀ + r·δᵀ built
+/// directly from the arc list and the overlay multipliers (independently of the solvers).
+fn dense_ppr(n: usize, g: &Owned, overlay: &[(usize, f64)], teleport: &[f64], d: f64) -> Vec<f64> {
+    let total: f64 = teleport.iter().sum();
+    let r: Vec<f64> = teleport.iter().map(|x| x / total).collect();
+    let mut w: Vec<f64> = g.arcs.iter().map(|e| f64::from(e.2)).collect();
+    for &(a, x) in overlay {
+        w[a] *= x;
+    }
+    let mut out = vec![0.0; n];
+    for (a, e) in g.arcs.iter().enumerate() {
+        out[e.0] += w[a];
+    }
+    // m[v][u] = M[v][u]
+    let mut mm = vec![vec![0.0; n]; n];
+    for (a, e) in g.arcs.iter().enumerate() {
+        if out[e.0] > 0.0 {
+            mm[e.1][e.0] += w[a] / out[e.0];
+        }
+    }
+    for u in 0..n {
+        if out[u] == 0.0 {
+            for v in 0..n {
+                mm[v][u] += r[v];
+            }
+        }
+    }
+    // A = I − dM, b = (1−d) r
+    let mut a: Vec<Vec<f64>> = (0..n)
+        .map(|i| (0..n).map(|j| f64::from(u8::from(i == j)) - d * mm[i][j]).collect())
+        .collect();
+    let mut b: Vec<f64> = r.iter().map(|x| (1.0 - d) * x).collect();
+    for col in 0..n {
+        let piv = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs())).unwrap();
+        a.swap(col, piv);
+        b.swap(col, piv);
+        for row in col + 1..n {
+            let f = a[row][col] / a[col][col];
+            if f != 0.0 {
+                let (pivot_rows, rest) = a.split_at_mut(row);
+                for (x, p) in rest[0][col..].iter_mut().zip(&pivot_rows[col][col..]) {
+                    *x -= f * p;
+                }
+                b[row] -= f * b[col];
+            }
+        }
+    }
+    let mut x = vec![0.0; n];
+    for row in (0..n).rev() {
+        let s: f64 = (row + 1..n).map(|k| a[row][k] * x[k]).sum();
+        x[row] = (b[row] - s) / a[row][row];
+    }
+    x
+}
+
+fn l1(a: &[f64], b: &[f64]) -> f64 {
+    assert_eq!(a.len(), b.len());
+    a.iter().zip(b).map(|(x, y)| (x - y).abs()).sum()
+}
+
+/// Tiny deterministic generator (64-bit LCG, high bits).
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+    fn below(&mut self, k: usize) -> usize {
+        (self.next() % k as u64) as usize
+    }
+    fn unit(&mut self) -> f64 {
+        self.next() as f64 / (1u64 << 31) as f64
+    }
+}
+
+fn overlay_of(entries: &[(usize, f64)]) -> ArcOverlay {
+    let mut ov = ArcOverlay::new();
+    for &(a, x) in entries {
+        ov.multiply(a, x as f32).unwrap();
+    }
+    ov
+}
+
+fn top_k(scores: &[f64], k: usize) -> Vec<u32> {
+    let nodes: Vec<u32> = (0..scores.len() as u32).collect();
+    rank_passages(scores, &nodes, k).unwrap().iter().map(|p| p.node).collect()
+}
+
+#[test]
+fn three_node_cycle_by_hand() {
+    // 0 → 1 → 2 → 0, r = e0, d = 0.5: π0 = 1/2 + π2/2, π1 = π0/2, π2 = π1/2 ⇒ (4/7, 2/7, 1/7).
+    let g = Owned::new(3, &[(0, 1, 1.0), (1, 2, 1.0), (2, 0, 1.0)]);
+    let cfg = PprConfig::default();
+    let res = personalized_pagerank(&g.graph(), None, &[1.0, 0.0, 0.0], &cfg).unwrap();
+    let want = [4.0 / 7.0, 2.0 / 7.0, 1.0 / 7.0];
+    assert!(l1(&res.scores, &want) < 1e-7, "{:?}", res.scores);
+    assert!(res.report.converged);
+    assert!(res.report.l1_change < 1e-8);
+    assert!(res.report.iterations <= 50);
+}
+
+#[test]
+fn three_node_weighted_with_dangling_by_hand() {
+    // 0 → 1 (w 1), 0 → 2 (w 3), 1 → 0; node 2 dangling. r = e0, d = 0.5:
+    // π1 = d·π0/4, π2 = 3d·π0/4, π0 = (1−d) + d·π1 + d·π2 (node 2's mass back to r = e0)
+    // ⇒ π0 = 1/2 + π0/4 ⇒ (2/3, 1/12, 1/4).
+    let g = Owned::new(3, &[(0, 1, 1.0), (0, 2, 3.0), (1, 0, 1.0)]);
+    let want = [2.0 / 3.0, 1.0 / 12.0, 1.0 / 4.0];
+    for method in [PprMethod::Power, PprMethod::Push] {
+        let cfg = PprConfig { method, ..PprConfig::default() };
+        let res = personalized_pagerank(&g.graph(), None, &[2.0, 0.0, 0.0], &cfg).unwrap();
+        assert!(l1(&res.scores, &want) < 1e-7, "{method:?} {:?}", res.scores);
+        assert!(res.report.converged);
+    }
+    // Overlay: zero 0 → 2, so node 0's only arc is 0 → 1: π0 = 1/2 + π1/2, π1 = π0/2 ⇒ (2/3, 1/3, 0).
+    let ov = overlay_of(&[(1, 0.0)]);
+    let res = personalized_pagerank(&g.graph(), Some(&ov), &[1.0, 0.0, 0.0], &PprConfig::default()).unwrap();
+    assert!(l1(&res.scores, &[2.0 / 3.0, 1.0 / 3.0, 0.0]) < 1e-7, "{:?}", res.scores);
+}
+
+/// Random graphs with dangling and isolated nodes, parallel arcs, self-loops and overlays that
+/// zero arcs (and whole rows), against the dense solve, for both solvers.
+#[test]
+fn random_graphs_match_dense_solve() {
+    let mut rng = Lcg(7);
+    for case in 0..40 {
+        let n = 2 + rng.below(24);
+        let mut edges = Vec::new();
+        let isolated = rng.below(n); // no arc in or out
+        let sink = rng.below(n); // no arc out
+        for _ in 0..rng.below(4 * n) {
+            let (s, t) = (rng.below(n), rng.below(n));
+            if s == isolated || t == isolated || s == sink {
+                continue;
+            }
+            let w = [0.0, 0.5, 1.0, 2.0, 3.0, 0.8][rng.below(6)];
+            edges.push((s, t, w as f32));
+        }
+        let g = Owned::new(n, &edges);
+        let m = g.arcs.len();
+        let mut overlay = Vec::new();
+        if m > 0 && case % 2 == 1 {
+            for _ in 0..1 + rng.below(m) {
+                let x = [0.0, 0.25, 2.5, 5.0, 3.5][rng.below(5)];
+                overlay.push((rng.below(m), x));
+            }
+            // zero every arc of one node: it becomes dangling for this query only
+            let u = g.arcs[rng.below(m)].0;
+            for a in g.graph().out_arcs(u as u32).unwrap() {
+                overlay.push((a, 0.0));
+            }
+        }
+        let mut teleport = vec![0.0; n];
+        for _ in 0..1 + rng.below(3) {
+            teleport[rng.below(n)] += 0.1 + rng.unit();
+        }
+        if case % 3 == 0 {
+            for x in teleport.iter_mut() {
+                *x += 0.05 * rng.unit(); // dense-like passage weights
+            }
+        }
+        for d in [0.15, 0.5, 0.85] {
+            let want = dense_ppr(n, &g, &overlay, &teleport, d);
+            let ov = overlay_of(&overlay);
+            let ov = if overlay.is_empty() { None } else { Some(&ov) };
+            let cfg = PprConfig { damping: d, max_iterations: 500, ..PprConfig::default() };
+            let power = personalized_pagerank(&g.graph(), ov, &teleport, &cfg).unwrap();
+            let push = personalized_pagerank(
+                &g.graph(),
+                ov,
+                &teleport,
+                &PprConfig { method: PprMethod::Push, ..cfg },
+            )
+            .unwrap();
+            assert!(power.report.converged && push.report.converged, "case {case} d {d}");
+            let (ep, eq) = (l1(&power.scores, &want), l1(&push.scores, &want));
+            assert!(ep < 1e-6, "case {case} d {d}: power L1 {ep}");
+            assert!(eq < 1e-6, "case {case} d {d}: push L1 {eq}");
+            // The reported bounds hold.
+            assert!(ep <= power.report.error_bound + 1e-12, "case {case}: {ep} > {:?}", power.report);
+            assert!(eq <= push.report.error_bound + 1e-12, "case {case}: {eq} > {:?}", push.report);
+            // Push is a lower bound of π.
+            assert!(push.scores.iter().zip(&want).all(|(p, w)| *p <= w + 1e-12));
+            assert!((power.scores.iter().sum::<f64>() - 1.0).abs() < 1e-9);
+            // The isolated node keeps only reset mass: π = r·(1 − d + d·D) for a dangling node
+            // with no in-arcs, i.e. zero when it has no teleport weight.
+            if teleport[isolated] == 0.0 {
+                assert_eq!(power.scores[isolated], 0.0);
+            }
+        }
+    }
+}
+
+#[test]
+fn push_and_power_agree_on_top_k() {
+    // A larger random graph with well-separated scores: same top-10.
+    let mut rng = Lcg(11);
+    let n = 300;
+    let mut edges = Vec::new();
+    for u in 0..n {
+        for _ in 0..rng.below(8) {
+            let v = rng.below(n);
+            let w = 1.0 + rng.below(3) as f32;
+            edges.push((u, v, w));
+            edges.push((v, u, w));
+        }
+    }
+    let g = Owned::new(n, &edges);
+    let mut teleport = vec![0.0; n];
+    for s in [3, 50, 51, 200, 299] {
+        teleport[s] = 1.0;
+    }
+    for x in teleport.iter_mut() {
+        *x += 0.05 * rng.unit();
+    }
+    let cfg = PprConfig::default();
+    let mut solver = PprSolver::new();
+    solver.power_iteration(&g.graph(), None, &teleport, &cfg).unwrap();
+    let power = solver.scores().to_vec();
+    let report = solver.forward_push(&g.graph(), None, &teleport, &cfg).unwrap();
+    assert!(report.converged && report.pushes > 0);
+    let push = solver.scores().to_vec();
+    assert!(l1(&power, &push) < 1e-7, "{}", l1(&power, &push));
+    assert_eq!(top_k(&power, 10), top_k(&push, 10));
+    // A coarse ε still ranks the top the same here, with a larger reported bound.
+    let coarse = PprConfig { push_epsilon: 1e-6, ..cfg };
+    let report = solver.forward_push(&g.graph(), None, &teleport, &coarse).unwrap();
+    let push = solver.scores().to_vec();
+    let err = l1(&power, &push);
+    assert!(err <= report.error_bound + 1e-8, "{err} > {}", report.error_bound);
+    assert_eq!(top_k(&power, 5), top_k(&push, 5));
+}
+
+#[test]
+fn overlay_is_per_query_and_never_stored() {
+    let g = Owned::new(4, &[(0, 1, 1.0), (0, 2, 1.0), (1, 3, 1.0), (2, 3, 1.0), (3, 0, 1.0)]);
+    let before = g.weights.clone();
+    let teleport = [1.0, 0.0, 0.0, 0.0];
+    let cfg = PprConfig::default();
+    let mut solver = PprSolver::new();
+    solver.run(&g.graph(), None, &teleport, &cfg).unwrap();
+    let plain = solver.scores().to_vec();
+    let ov = overlay_of(&[(0, 5.0), (1, 0.0)]);
+    solver.run(&g.graph(), Some(&ov), &teleport, &cfg).unwrap();
+    let boosted = solver.scores().to_vec();
+    assert_eq!(boosted[2], 0.0);
+    assert!(boosted[1] > plain[1]);
+    solver.run(&g.graph(), None, &teleport, &cfg).unwrap();
+    assert_eq!(solver.scores(), &plain[..]);
+    assert_eq!(g.weights, before);
+    // Repeated entries compose by product: 2 × 2.5 = 5.
+    let twice = overlay_of(&[(0, 2.0), (1, 0.0), (0, 2.5)]);
+    assert_eq!(twice.multiplier(0), 5.0);
+    solver.run(&g.graph(), Some(&twice), &teleport, &cfg).unwrap();
+    assert!(l1(solver.scores(), &boosted) < 1e-15);
+}
+
+#[test]
+fn all_dangling_returns_teleport() {
+    // No arcs at all: every node dangling, π = r.
+    let g = Owned::new(3, &[]);
+    for method in [PprMethod::Power, PprMethod::Push] {
+        let cfg = PprConfig { method, ..PprConfig::default() };
+        let res = personalized_pagerank(&g.graph(), None, &[1.0, 3.0, 0.0], &cfg).unwrap();
+        assert!(l1(&res.scores, &[0.25, 0.75, 0.0]) < 1e-12, "{method:?} {:?}", res.scores);
+    }
+}
+
+#[test]
+fn convergence_report() {
+    let g = Owned::new(3, &[(0, 1, 1.0), (1, 2, 1.0), (2, 0, 1.0)]);
+    let cfg = PprConfig { max_iterations: 3, ..PprConfig::default() };
+    let res = personalized_pagerank(&g.graph(), None, &[1.0, 0.0, 0.0], &cfg).unwrap();
+    assert_eq!(res.report.iterations, 3);
+    assert!(!res.report.converged);
+    assert!(res.report.l1_change > 1e-3);
+    let want = [4.0 / 7.0, 2.0 / 7.0, 1.0 / 7.0];
+    assert!(l1(&res.scores, &want) <= res.report.error_bound + 1e-12);
+    // d = 0: π = r after one sweep.
+    let cfg = PprConfig { damping: 0.0, ..PprConfig::default() };
+    let res = personalized_pagerank(&g.graph(), None, &[0.0, 1.0, 1.0], &cfg).unwrap();
+    assert_eq!(res.scores, vec![0.0, 0.5, 0.5]);
+    assert!(res.report.converged);
+}
+
+#[test]
+fn errors_not_panics() {
+    let t = [1u32, 0];
+    let w = [1.0f32, 1.0];
+    assert!(matches!(CsrGraph::new(&[], &[], &[]), Err(Error::PprInput(_))));
+    assert!(matches!(CsrGraph::new(&[1, 2], &t, &w), Err(Error::PprInput(_))));
+    assert!(matches!(CsrGraph::new(&[0, 2, 1], &t, &w), Err(Error::PprInput(_))));
+    assert!(matches!(CsrGraph::new(&[0, 1, 3], &t, &w), Err(Error::PprInput(_))));
+    assert!(matches!(CsrGraph::new(&[0, 1, 2], &t, &w[..1]), Err(Error::PprInput(_))));
+    assert!(matches!(CsrGraph::new(&[0, 1, 2], &[2, 0], &w), Err(Error::PprInput(_))));
+    assert!(matches!(CsrGraph::new(&[0, 1, 2], &t, &[1.0, -1.0]), Err(Error::PprInput(_))));
+    assert!(matches!(CsrGraph::new(&[0, 1, 2], &t, &[f32::NAN, 1.0]), Err(Error::PprInput(_))));
+    assert!(matches!(CsrGraph::new(&[0, 1, 2], &t, &[f32::INFINITY, 1.0]), Err(Error::PprInput(_))));
+    let g = CsrGraph::new(&[0, 1, 2], &t, &w).unwrap();
+    assert_eq!((g.node_count(), g.arc_count()), (2, 2));
+    assert_eq!(g.find_arc(1, 0), Some(1));
+    assert_eq!(g.find_arc(0, 0), None);
+    assert_eq!(g.out_arcs(2), None);
+
+    let cfg = PprConfig::default();
+    let mut solver = PprSolver::new();
+    for method in [PprMethod::Power, PprMethod::Push] {
+        let cfg = PprConfig { method, ..cfg };
+        assert!(matches!(solver.run(&g, None, &[0.0, 0.0], &cfg), Err(Error::ZeroTeleport)));
+        assert!(matches!(solver.run(&g, None, &[1.0, -0.5], &cfg), Err(Error::PprInput(_))));
+        assert!(matches!(solver.run(&g, None, &[1.0, f64::NAN], &cfg), Err(Error::PprInput(_))));
+        assert!(matches!(solver.run(&g, None, &[f64::INFINITY, 1.0], &cfg), Err(Error::PprInput(_))));
+        assert!(matches!(solver.run(&g, None, &[f64::MAX, f64::MAX], &cfg), Err(Error::PprInput(_))));
+        assert!(matches!(solver.run(&g, None, &[1.0], &cfg), Err(Error::PprInput(_))));
+        let mut ov = ArcOverlay::new();
+        ov.multiply(2, 1.0).unwrap();
+        assert!(matches!(solver.run(&g, Some(&ov), &[1.0, 0.0], &cfg), Err(Error::PprInput(_))));
+        assert!(solver.scores().is_empty());
+    }
+    let mut ov = ArcOverlay::new();
+    assert!(ov.multiply(0, -1.0).is_err());
+    assert!(ov.multiply(0, f32::NAN).is_err());
+    assert!(ov.multiply(0, f32::INFINITY).is_err());
+    assert!(ov.is_empty());
+    for bad in [
+        PprConfig { damping: 1.0, ..cfg },
+        PprConfig { damping: -0.1, ..cfg },
+        PprConfig { damping: f64::NAN, ..cfg },
+        PprConfig { tolerance: -1.0, ..cfg },
+        PprConfig { max_iterations: 0, ..cfg },
+        PprConfig { push_epsilon: 0.0, ..cfg },
+    ] {
+        assert!(matches!(solver.run(&g, None, &[1.0, 0.0], &bad), Err(Error::Config(_))), "{bad:?}");
+    }
+    // The empty graph has no teleport mass to give.
+    let empty = CsrGraph::new(&[0], &[], &[]).unwrap();
+    assert!(matches!(solver.run(&empty, None, &[], &cfg), Err(Error::ZeroTeleport)));
+}
+
+#[test]
+fn rank_passages_breaks_ties_by_passage() {
+    // Node ids deliberately not in passage order.
+    let scores = [0.1, 0.3, 0.3, 0.0, 0.3, 0.0];
+    let passages = [5, 4, 2, 1, 3];
+    let ranked = rank_passages(&scores, &passages, 10).unwrap();
+    let order: Vec<u32> = ranked.iter().map(|p| p.passage).collect();
+    assert_eq!(order, vec![1, 2, 3, 0, 4]);
+    assert_eq!(ranked[0].node, 4);
+    assert_eq!(ranked[0].score, 0.3);
+    let top2 = rank_passages(&scores, &passages, 2).unwrap();
+    assert_eq!(top2.iter().map(|p| p.passage).collect::<Vec<_>>(), vec![1, 2]);
+    assert!(rank_passages(&scores, &passages, 0).unwrap().is_empty());
+    assert!(matches!(rank_passages(&scores, &[6], 1), Err(Error::PprInput(_))));
+    assert!(matches!(rank_passages(&[f64::NAN], &[0], 1), Err(Error::PprInput(_))));
+}
+
+#[test]
+fn config_serde_defaults() {
+    let cfg: PprConfig = serde_json::from_str("{}").unwrap();
+    assert_eq!(cfg, PprConfig::default());
+    assert_eq!((cfg.damping, cfg.tolerance, cfg.max_iterations), (0.5, 1e-8, 50));
+    let cfg: PprConfig = serde_json::from_str(r#"{"method": "push", "damping": 0.85}"#).unwrap();
+    assert_eq!(cfg.method, PprMethod::Push);
+    assert_eq!(cfg.damping, 0.85);
+    assert!(serde_json::from_str::<PprConfig>(r#"{"dampng": 0.85}"#).is_err());
+}
