@@ -17,6 +17,8 @@ pub mod corpus;
 pub mod embed;
 pub mod error;
 pub mod eval;
+pub mod extract;
+pub mod graph;
 pub mod index;
 pub mod ppr;
 pub mod text;

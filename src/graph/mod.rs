@@ -1,0 +1,500 @@
+//! The knowledge graph (ARCHITECTURE.md, module `graph`; METHOD.md §1; HippoRAG 2 §3, CatRAG §3.1).
+//!
+//! Passages and their OpenIE [`Triple`]s become one undirected, weighted graph:
+//!
+//! - **entity nodes** V_E: one per distinct normalised subject/object phrase
+//!   ([`normalize_entity`]), keeping the first surface form seen as its display name;
+//! - **passage nodes** V_P: one per distinct passage; exact duplicates (same title and text)
+//!   collapse into one node that keeps all their corpus indices;
+//! - **relation edges** subject—object: +1 for every fact that links them, per passage node that
+//!   states it (accumulates; see "Facts" below);
+//! - **synonym edges** entity—entity: cosine ≥ [`GraphConfig::synonym_threshold`] (0.8) among
+//!   each entity's [`GraphConfig::synonym_top_k`] (100) nearest neighbours, weight
+//!   [`GraphConfig::synonym_weight`] (1.0; CatRAG's code uses 3.0) × cosine. An edge exists when
+//!   either end has the other in its top-k list. Entities whose key has fewer than
+//!   [`GraphConfig::synonym_min_alnum`] (3) letters/digits, or whose vector is zero, take no part;
+//! - **context edges** passage—entity: weight [`GraphConfig::context_weight`] (1.0) for every
+//!   entity that appears in a fact of the passage.
+//!
+//! Every undirected edge is stored as two directed arcs in CSR form ([`CsrView`]): `u32`
+//! offsets (length nodes + 1), `u32` targets and `f32` weights, plus one [`EdgeType`] byte per
+//! arc. Two entities may be joined by both a relation and a synonym edge: those are two arcs
+//! each way, which a PPR solver simply adds. Arcs of a node are sorted by (target, type).
+//!
+//! **Facts.** Each distinct (subject node, normalised relation, object node) is one [`Fact`],
+//! with its text `"subject relation object"` (embedded, for CatRAG's fact scoring, METHOD.md §3
+//! channel A), its two entity nodes and the passage nodes that state it. A triple repeated in the
+//! same passage node (including the copy in an exact duplicate passage) counts once, as HippoRAG
+//! 2's `filter_invalid_triples` does; the same fact in two different passages counts twice. A
+//! fact whose subject and object are the same entity adds no relation arc (no self-loops). A
+//! triple whose subject or object normalises to the empty string is skipped.
+//!
+//! **Node ids** are assigned in creation order and never change when passages are added: within
+//! each batch, passages are taken in order, each passage's node first, then the entities of its
+//! triples (subject, then object) in the order the triples were given.
+//!
+//! **Building** ([`GraphBuilder`]): [`GraphBuilder::add_passages`] (cheap: nodes, facts,
+//! relation and context edges), [`GraphBuilder::embed`] (entity and fact vectors, the long
+//! step), [`GraphBuilder::link_synonyms`] (exact kNN among entity vectors, the other long step),
+//! [`GraphBuilder::finish`] (the CSR). [`build_graph`] does all four.
+//!
+//! **Adding passages to a built graph** ([`Graph::into_builder`], then the same four steps, or
+//! [`Graph::extend`]) embeds only the new entities and facts and compares only the new entities
+//! with all entities: with n old and m new entities, m·(n + m/2) pairs instead of (n + m)²/2
+//! (HippoRAG 2 recomputes every entity's neighbours on each insert). Each pair costs a 48-term
+//! bound, and the ~1% of pairs that pass it a full cosine ([`GraphBuilder::link_synonyms`]).
+//! Each entity's top-k list is kept, so a new entity displaces an old neighbour exactly as a
+//! rebuild would: the result is the graph that building everything at once gives (same node
+//! ids, edges and weights; tested), provided each batch's triples name passages of that batch
+//! (a triple added later to an older passage gives the same graph up to node order). The CSR
+//! is rebuilt from the edge lists, O(arcs · log degree): tens of milliseconds at 6k passages.
+//!
+//! **Measured** (`examples/graph_bench.rs`, 2wiki-6k with *stand-in* triples, not OpenIE: 46k
+//! entities, 141k facts, static 256-d embedder; a 2-core machine shared with other jobs): the
+//! one-shot build takes 5.5–6 s of CPU, 4.6–5 s of it the synonym kNN (10⁹ pairs); adding 100
+//! passages takes about 0.2 s of CPU. The same kNN in wasm under Node takes 29 s without SIMD
+//! and 11 s when built with `-C target-feature=+simd128`, and 0.85 s / 0.28 s for 100 passages.
+//! Memory: 4·dim bytes per entity and per fact for the vectors (fact vectors dominate: 144 MB
+//! for the stand-in's 141k facts), 9 bytes per arc for the CSR.
+
+mod build;
+mod csr;
+mod knn;
+mod normalize;
+#[cfg(test)]
+mod tests;
+
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+
+use crate::embed::VectorMatrix;
+use crate::error::{Error, Result};
+pub use crate::extract::Triple;
+
+pub use build::{build_graph, AddSummary, BuildStep, GraphBuilder, SynonymStats};
+pub use normalize::{alnum_count, collapse_whitespace, normalize_entity, normalize_relation};
+
+/// Settings of the graph (METHOD.md §1). Serde names are the field names; every field has a
+/// default, so `{}` is the default configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct GraphConfig {
+    /// Minimum cosine for a synonym edge. Default 0.8 (HippoRAG 2 `synonymy_edge_sim_threshold`).
+    /// Must be finite and in [-1, 1].
+    pub synonym_threshold: f32,
+    /// Neighbours kept per entity for synonym edges (the k of the kNN). Default 100. 0 turns
+    /// synonym edges off.
+    pub synonym_top_k: usize,
+    /// Synonym edge weight = this factor × cosine. Default 1.0 (METHOD.md §1); CatRAG's code uses
+    /// 3.0. Must be finite and ≥ 0.
+    pub synonym_weight: f32,
+    /// Entities whose normalised name has fewer letters/digits than this get no synonym edges.
+    /// Default 3 (HippoRAG 2: more than 2).
+    pub synonym_min_alnum: usize,
+    /// Weight of each context edge passage—entity. Default 1.0 (HippoRAG 2). Finite, ≥ 0.
+    pub context_weight: f32,
+}
+
+impl Default for GraphConfig {
+    fn default() -> Self {
+        GraphConfig {
+            synonym_threshold: 0.8,
+            synonym_top_k: 100,
+            synonym_weight: 1.0,
+            synonym_min_alnum: 3,
+            context_weight: 1.0,
+        }
+    }
+}
+
+impl GraphConfig {
+    /// Check the ranges stated on each field.
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming the first field out of range.
+    pub fn validate(&self) -> Result<()> {
+        let t = self.synonym_threshold;
+        if !t.is_finite() || !(-1.0..=1.0).contains(&t) {
+            return Err(Error::Config(format!("synonym_threshold must be in [-1, 1], got {t}")));
+        }
+        for (name, v) in [("synonym_weight", self.synonym_weight), ("context_weight", self.context_weight)] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(Error::Config(format!("{name} must be a finite number ≥ 0, got {v}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The kind of a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NodeKind {
+    /// A normalised entity phrase (V_E).
+    Entity,
+    /// A distinct passage (V_P), possibly standing for several duplicate corpus passages.
+    Passage,
+}
+
+/// The type of an arc, one byte per arc in the CSR ([`CsrView::edge_types`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[repr(u8)]
+pub enum EdgeType {
+    /// Entity—entity, from facts: weight = number of (fact, passage node) statements.
+    Relation = 0,
+    /// Entity—entity, from embeddings: weight = synonym_weight × cosine.
+    Synonym = 1,
+    /// Passage—entity: weight = context_weight.
+    Context = 2,
+}
+
+impl EdgeType {
+    /// The type with this byte value, if any.
+    pub fn from_u8(b: u8) -> Option<EdgeType> {
+        match b {
+            0 => Some(EdgeType::Relation),
+            1 => Some(EdgeType::Synonym),
+            2 => Some(EdgeType::Context),
+            _ => None,
+        }
+    }
+}
+
+/// A node as seen from outside: an entity's names or a passage node's corpus indices.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum NodeRef<'a> {
+    /// An entity node.
+    Entity {
+        /// Display name: the first surface form seen, white space collapsed.
+        name: &'a str,
+        /// Normalised key ([`normalize_entity`]).
+        key: &'a str,
+    },
+    /// A passage node.
+    Passage {
+        /// Corpus indices of the passages it stands for (more than one for exact duplicates),
+        /// in the order they were added; the first is the canonical one.
+        passages: &'a [u32],
+    },
+}
+
+/// One distinct fact (triple) of the graph: CatRAG's fact table (METHOD.md §3, channel A: facts
+/// are scored by cosine to the query; a fact's entities are seeded; an entity's weight is divided
+/// by the number of passages containing it).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Fact {
+    /// Entity node id of the subject.
+    pub subject: u32,
+    /// Entity node id of the object.
+    pub object: u32,
+    /// The relation as first seen, white space collapsed (may be empty).
+    pub relation: String,
+    /// `"subject relation object"` from the first triple that stated it (white space collapsed):
+    /// the text that is embedded (row `i` of [`Graph::fact_vectors`] is fact `i`).
+    pub text: String,
+    /// Passage node ids that state this fact, ascending, without repeats.
+    pub passages: Vec<u32>,
+}
+
+/// Numbers of nodes and edges by type (for the page and the closing notes). Edges are undirected
+/// (each is two arcs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct GraphCounts {
+    /// All nodes (entity + passage).
+    pub nodes: usize,
+    /// Entity nodes.
+    pub entity_nodes: usize,
+    /// Passage nodes (distinct passages).
+    pub passage_nodes: usize,
+    /// Corpus passages represented (passage nodes plus collapsed duplicates).
+    pub passages: usize,
+    /// Distinct facts.
+    pub facts: usize,
+    /// Relation edges.
+    pub relation_edges: usize,
+    /// Synonym edges.
+    pub synonym_edges: usize,
+    /// Context edges.
+    pub context_edges: usize,
+    /// Directed arcs in the CSR (2 × all edges).
+    pub arcs: usize,
+}
+
+/// A borrowed view of the CSR arrays, what a PPR solver takes (METHOD.md §2). For node `u`, its
+/// arcs are `offsets[u]..offsets[u + 1]`; arc `a` goes to `targets[a]` with weight `weights[a]`
+/// (> 0 unless a weight factor is 0) and type `edge_types[a]`.
+#[derive(Debug, Clone, Copy)]
+pub struct CsrView<'a> {
+    /// Length nodes + 1, non-decreasing, `offsets[0] = 0`, last = number of arcs.
+    pub offsets: &'a [u32],
+    /// Target node of each arc.
+    pub targets: &'a [u32],
+    /// Weight of each arc (the static weight; per-query overlays multiply it).
+    pub weights: &'a [f32],
+    /// Type of each arc.
+    pub edge_types: &'a [EdgeType],
+}
+
+impl<'a> CsrView<'a> {
+    /// Number of nodes.
+    pub fn node_count(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    /// Number of arcs.
+    pub fn arc_count(&self) -> usize {
+        self.targets.len()
+    }
+
+    /// The plain `(offsets, targets, weights)` triple.
+    pub fn arrays(&self) -> (&'a [u32], &'a [u32], &'a [f32]) {
+        (self.offsets, self.targets, self.weights)
+    }
+
+    /// Arc index range of node `u` (empty past the end).
+    pub fn arcs_of(&self, u: u32) -> std::ops::Range<usize> {
+        let u = u as usize;
+        match (self.offsets.get(u), self.offsets.get(u + 1)) {
+            (Some(&a), Some(&b)) => a as usize..b as usize,
+            _ => 0..0,
+        }
+    }
+}
+
+/// Everything the graph knows apart from the CSR: shared by [`GraphBuilder`] (mutable) and
+/// [`Graph`] (frozen).
+#[derive(Debug, Clone, Default)]
+struct Store {
+    config: GraphConfig,
+    /// Node id → (kind, ordinal within its kind).
+    nodes: Vec<(NodeKind, u32)>,
+
+    /// Entity ordinal → node id (row of `entity_vectors`).
+    entity_nodes: Vec<u32>,
+    entity_names: Vec<String>,
+    entity_keys: Vec<String>,
+    /// Normalised key → entity node id.
+    entity_by_key: FxHashMap<String, u32>,
+    /// Entity ordinal → passage node ids containing it (ascending).
+    entity_passages: Vec<Vec<u32>>,
+    /// Entity ordinal → fact ids it is subject or object of (ascending).
+    entity_facts: Vec<Vec<u32>>,
+
+    /// Passage ordinal → node id.
+    passage_nodes: Vec<u32>,
+    /// Passage ordinal → corpus indices.
+    passage_indices: Vec<Vec<u32>>,
+    /// Passage ordinal → entity node ids it contains (ascending).
+    passage_entities: Vec<Vec<u32>>,
+    /// Passage ordinal → fact ids it states (ascending).
+    passage_facts: Vec<Vec<u32>>,
+    /// Corpus index → passage node id.
+    passage_by_index: FxHashMap<u32, u32>,
+    /// 128-bit content hash of (title, text) → passage node id.
+    passage_by_hash: FxHashMap<u128, u32>,
+
+    facts: Vec<Fact>,
+    /// (subject node, normalised relation, object node) → fact id.
+    fact_by_key: FxHashMap<(u32, String, u32), u32>,
+    /// Unordered entity pair (low id, high id) → relation weight.
+    relation_weights: FxHashMap<(u32, u32), f32>,
+
+    /// Rows: embedded entities (a prefix of the entity ordinals).
+    entity_vectors: VectorMatrix,
+    /// Rows: embedded facts (a prefix of the fact ids).
+    fact_vectors: VectorMatrix,
+    /// Entity ordinal → its top-k synonym candidates (entity ordinal, cosine), best first
+    /// (cosine descending, ordinal ascending), all ≥ the threshold.
+    neighbours: Vec<Vec<(u32, f32)>>,
+    /// Entities whose kNN is done (a prefix of the entity ordinals).
+    linked: usize,
+}
+
+/// CSR arrays (see [`CsrView`]).
+#[derive(Debug, Clone, Default)]
+struct Csr {
+    offsets: Vec<u32>,
+    targets: Vec<u32>,
+    weights: Vec<f32>,
+    edge_types: Vec<EdgeType>,
+    relation_edges: usize,
+    synonym_edges: usize,
+    context_edges: usize,
+}
+
+/// A built knowledge graph: the node table, the fact table, entity and fact vectors and the CSR
+/// (module docs). Immutable; to add passages, [`Graph::into_builder`] or [`Graph::extend`].
+#[derive(Debug, Clone)]
+pub struct Graph {
+    store: Store,
+    csr: Csr,
+}
+
+impl Graph {
+    /// The configuration it was built with.
+    pub fn config(&self) -> &GraphConfig {
+        &self.store.config
+    }
+
+    /// The CSR arrays, borrowed (METHOD.md §2's input).
+    pub fn csr(&self) -> CsrView<'_> {
+        CsrView {
+            offsets: &self.csr.offsets,
+            targets: &self.csr.targets,
+            weights: &self.csr.weights,
+            edge_types: &self.csr.edge_types,
+        }
+    }
+
+    /// Nodes and edges by type.
+    pub fn counts(&self) -> GraphCounts {
+        let s = &self.store;
+        GraphCounts {
+            nodes: s.nodes.len(),
+            entity_nodes: s.entity_nodes.len(),
+            passage_nodes: s.passage_nodes.len(),
+            passages: s.passage_by_index.len(),
+            facts: s.facts.len(),
+            relation_edges: self.csr.relation_edges,
+            synonym_edges: self.csr.synonym_edges,
+            context_edges: self.csr.context_edges,
+            arcs: self.csr.targets.len(),
+        }
+    }
+
+    /// Number of nodes (entity + passage).
+    pub fn node_count(&self) -> usize {
+        self.store.nodes.len()
+    }
+
+    /// The kind of node `id`, `None` past the end.
+    pub fn node_kind(&self, id: u32) -> Option<NodeKind> {
+        self.store.nodes.get(id as usize).map(|&(k, _)| k)
+    }
+
+    /// Node `id`: an entity's names or a passage node's corpus indices; `None` past the end.
+    pub fn node(&self, id: u32) -> Option<NodeRef<'_>> {
+        self.store.node(id)
+    }
+
+    /// The entity node of a phrase, after normalisation ([`normalize_entity`]): `"The Beatles"`
+    /// finds the node of `"beatles"`. `None` when there is none (or the phrase normalises to
+    /// nothing).
+    pub fn entity_id(&self, phrase: &str) -> Option<u32> {
+        self.store.entity_by_key.get(&normalize_entity(phrase)).copied()
+    }
+
+    /// The passage node standing for corpus passage `index` (duplicates share one).
+    pub fn passage_node(&self, index: u32) -> Option<u32> {
+        self.store.passage_by_index.get(&index).copied()
+    }
+
+    /// Corpus indices of passage node `node` (first = canonical); empty for an entity or an
+    /// unknown id.
+    pub fn passage_indices(&self, node: u32) -> &[u32] {
+        self.store.passage_ordinal(node).map_or(&[], |p| &self.store.passage_indices[p])
+    }
+
+    /// Passage node ids containing entity `node` (its context edges), ascending; empty for a
+    /// passage or an unknown id. Its length is CatRAG's |passages containing the entity|.
+    pub fn passages_of(&self, node: u32) -> &[u32] {
+        self.store.entity_ordinal(node).map_or(&[], |e| &self.store.entity_passages[e])
+    }
+
+    /// Entity node ids in passage node `node`, ascending; empty for an entity or an unknown id.
+    pub fn entities_of(&self, node: u32) -> &[u32] {
+        self.store.passage_ordinal(node).map_or(&[], |p| &self.store.passage_entities[p])
+    }
+
+    /// Fact ids in which entity `node` is subject or object, ascending (CatRAG's "target's
+    /// context"); empty for a passage or an unknown id.
+    pub fn facts_of_entity(&self, node: u32) -> &[u32] {
+        self.store.entity_ordinal(node).map_or(&[], |e| &self.store.entity_facts[e])
+    }
+
+    /// Fact ids stated by passage node `node`, ascending; empty for an entity or an unknown id.
+    pub fn facts_of_passage(&self, node: u32) -> &[u32] {
+        self.store.passage_ordinal(node).map_or(&[], |p| &self.store.passage_facts[p])
+    }
+
+    /// The fact table; fact id = index.
+    pub fn facts(&self) -> &[Fact] {
+        &self.store.facts
+    }
+
+    /// Entity node ids in entity-ordinal order: row `i` of [`Graph::entity_vectors`] is the
+    /// vector of node `entity_nodes()[i]`.
+    pub fn entity_nodes(&self) -> &[u32] {
+        &self.store.entity_nodes
+    }
+
+    /// Entity ordinal (row of [`Graph::entity_vectors`]) of entity node `node`.
+    pub fn entity_ordinal(&self, node: u32) -> Option<usize> {
+        self.store.entity_ordinal(node)
+    }
+
+    /// Passage node ids in passage-ordinal order (creation order).
+    pub fn passage_nodes(&self) -> &[u32] {
+        &self.store.passage_nodes
+    }
+
+    /// Entity vectors `[entities, dim]`, row-major, L2-normalised (from the embedder the graph was
+    /// built with; the display names are embedded).
+    pub fn entity_vectors(&self) -> &VectorMatrix {
+        &self.store.entity_vectors
+    }
+
+    /// Fact vectors `[facts, dim]`: row `i` embeds [`Fact::text`] of fact `i`.
+    pub fn fact_vectors(&self) -> &VectorMatrix {
+        &self.store.fact_vectors
+    }
+
+    /// The synonym candidates kept for entity `node`: (entity node id, cosine), best first, at
+    /// most `synonym_top_k`, all ≥ `synonym_threshold`. (A synonym edge exists when either end
+    /// lists the other.) Empty for a passage or an unknown id.
+    pub fn synonym_candidates(&self, node: u32) -> Vec<(u32, f32)> {
+        self.store.entity_ordinal(node).map_or_else(Vec::new, |e| {
+            self.store.neighbours[e].iter().map(|&(o, c)| (self.store.entity_nodes[o as usize], c)).collect()
+        })
+    }
+
+    /// Weight of the relation edge between two entity nodes (0 when there is none).
+    pub fn relation_weight(&self, a: u32, b: u32) -> f32 {
+        self.store.relation_weights.get(&(a.min(b), a.max(b))).copied().unwrap_or(0.0)
+    }
+
+    /// Reopen the graph to add passages (module docs: only new entities are embedded and
+    /// compared). Drops the CSR; moves everything else.
+    pub fn into_builder(self) -> GraphBuilder {
+        GraphBuilder::from_store(self.store)
+    }
+}
+
+impl Store {
+    fn node(&self, id: u32) -> Option<NodeRef<'_>> {
+        let &(kind, ord) = self.nodes.get(id as usize)?;
+        let ord = ord as usize;
+        Some(match kind {
+            NodeKind::Entity => {
+                NodeRef::Entity { name: &self.entity_names[ord], key: &self.entity_keys[ord] }
+            }
+            NodeKind::Passage => NodeRef::Passage { passages: &self.passage_indices[ord] },
+        })
+    }
+
+    fn entity_ordinal(&self, node: u32) -> Option<usize> {
+        match self.nodes.get(node as usize) {
+            Some(&(NodeKind::Entity, o)) => Some(o as usize),
+            _ => None,
+        }
+    }
+
+    fn passage_ordinal(&self, node: u32) -> Option<usize> {
+        match self.nodes.get(node as usize) {
+            Some(&(NodeKind::Passage, o)) => Some(o as usize),
+            _ => None,
+        }
+    }
+}
