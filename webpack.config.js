@@ -4,9 +4,12 @@
 // asset, found through `new URL('cairn_bg.wasm', import.meta.url)` in pkg/cairn.js), the demo
 // data (www/data/ → dist/data/) and the static embedder's files (assets/static-minilm.bin and
 // assets/minilm-vocab.txt → dist/assets/, fetched by the worker only when a dense method is
-// chosen; their names are fixed, not content-hashed).
+// chosen; their names are fixed, not content-hashed), and, for method dense-minilm, the MiniLM
+// package (pkg-minilm/: its JS as a lazy chunk, its wasm as an asset) and the model
+// (models/minilm-int8.onnx → dist/models/), fetched by the worker only when that method is chosen.
 //
 //   npm run build:wasm   # pkg/, needed first
+//   npm run build:wasm-minilm && bash tools/fetch_models.sh   # pkg-minilm/ and models/, needed too
 //   npm run build:web    # webpack --mode production
 const path = require('node:path');
 const fs = require('node:fs');
@@ -16,11 +19,18 @@ const CopyPlugin = require('copy-webpack-plugin');
 const www = path.resolve(__dirname, 'www');
 const assets = path.resolve(__dirname, 'assets');
 const EMBEDDER_FILES = ['static-minilm.bin', 'minilm-vocab.txt'];
+const MINILM_MODEL = path.resolve(__dirname, 'models', 'minilm-int8.onnx');
 
 module.exports = (env, argv) => {
   const production = argv.mode !== 'development';
   if (!fs.existsSync(path.resolve(__dirname, 'pkg', 'cairn.js'))) {
     throw new Error('pkg/cairn.js is missing: run `npm run build:wasm` before `npm run build:web`');
+  }
+  if (!fs.existsSync(path.resolve(__dirname, 'pkg-minilm', 'cairn_minilm.js'))) {
+    throw new Error('pkg-minilm/cairn_minilm.js is missing: run `npm run build:wasm-minilm` before `npm run build:web`');
+  }
+  if (!fs.existsSync(MINILM_MODEL)) {
+    throw new Error('models/minilm-int8.onnx is missing: run `bash tools/fetch_models.sh` (it fetches it from PyPI)');
   }
   for (const f of EMBEDDER_FILES) {
     if (!fs.existsSync(path.join(assets, f))) throw new Error(`assets/${f} is missing: the page's dense methods need it`);
@@ -61,6 +71,7 @@ module.exports = (env, argv) => {
         patterns: [
           { from: path.join(www, 'data'), to: 'data' },
           ...EMBEDDER_FILES.map((f) => ({ from: path.join(assets, f), to: `assets/${f}` })),
+          { from: MINILM_MODEL, to: 'models/minilm-int8.onnx' },
         ],
       }),
     ],
@@ -70,7 +81,8 @@ module.exports = (env, argv) => {
       hints: production ? 'warning' : false,
       maxAssetSize: 1024 * 1024,
       maxEntrypointSize: 300 * 1024,
-      assetFilter: (file) => /\.(js|css|wasm)$/.test(file),
+      // the MiniLM package (chunk "minilm" and its ~15 MB wasm) is loaded only on demand
+      assetFilter: (file) => /\.(js|css|wasm)$/.test(file) && !/minilm/.test(file),
     },
     stats: 'minimal',
   };

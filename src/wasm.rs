@@ -18,7 +18,7 @@ use wasm_bindgen::JsCast;
 use crate::corpus::{parse_jsonl, split_document, Corpus, Passage};
 use std::rc::Rc;
 
-use crate::embed::{Embedder, StaticEmbedder};
+use crate::embed::{l2_normalize, Embedder, StaticEmbedder, VectorMatrix};
 use crate::index::{EmbedderSlot, Index, IndexConfig, Method};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -367,7 +367,10 @@ impl Engine {
             .filter(|m| match m.embedder() {
                 None => true,
                 Some(EmbedderSlot::Static) => self.static_embedder.is_some(),
-                Some(EmbedderSlot::Minilm) => false,
+                Some(EmbedderSlot::Minilm) => match &self.state {
+                    Some(State::Built(index)) => index.dense(EmbedderSlot::Minilm).is_some(),
+                    _ => false,
+                },
             })
             .map(Method::name)
             .collect();
@@ -476,6 +479,55 @@ impl Engine {
         self.stats()
     }
 
+    /// The texts the dense methods embed for passages `start..end` (`"{title} {text}"`, as
+    /// `Index::passage_text` makes them), for an embedder that runs outside this module (the
+    /// MiniLM package). The range is clamped to the corpus; an empty array past its end.
+    #[wasm_bindgen(js_name = passageTexts, unchecked_return_type = "string[]")]
+    pub fn passage_texts(&self, start: u32, end: u32) -> JsValue {
+        let texts: Vec<String> = self
+            .corpus()
+            .map(|c| {
+                let (s, e) = (start as usize, (end as usize).min(c.len()));
+                c.passages().get(s..e.max(s)).unwrap_or(&[]).iter().map(Index::passage_text).collect()
+            })
+            .unwrap_or_default();
+        serde_wasm_bindgen::to_value(&texts).unwrap_or(JsValue::NULL)
+    }
+
+    /// Attach passage vectors computed outside this module to a built engine, for the method
+    /// that uses `embedder` (only `"minilm"`: method `dense-minilm`). `vectors` is row-major
+    /// `passages × dims` (row `i` = the `i`-th text of `passageTexts(0, passages)`, unit L2
+    /// norm); `embedQuery(text)` must return the query's `Float32Array` of `dims` values, made
+    /// the same way. Vectors are dropped by the next `build` or add, so attach them again then.
+    /// Returns the stats.
+    ///
+    /// Throws when the engine is not built, the embedder is not `"minilm"`, or the matrix is not
+    /// one row of `dims` values per passage.
+    #[wasm_bindgen(js_name = attachVectors, unchecked_return_type = "EngineStats")]
+    pub fn attach_vectors(
+        &mut self,
+        embedder: &str,
+        dims: u32,
+        vectors: Vec<f32>,
+        #[wasm_bindgen(unchecked_param_type = "(text: string) => Float32Array")] embed_query: js_sys::Function,
+    ) -> Result<JsValue, JsError> {
+        if embedder != EmbedderSlot::Minilm.name() {
+            return Err(js_err(format!(
+                "attachVectors: embedder {embedder:?} cannot be attached from outside (only \"minilm\")"
+            )));
+        }
+        let Some(State::Built(index)) = &mut self.state else {
+            return Err(js_err(crate::Error::NotBuilt));
+        };
+        if dims == 0 {
+            return Err(js_err("attachVectors: dims must be at least 1"));
+        }
+        let matrix = VectorMatrix::from_rows(dims as usize, vectors).map_err(js_err)?;
+        let e: Rc<dyn Embedder> = Rc::new(JsEmbedder { dims: dims as usize, embed: embed_query });
+        index.attach_vectors(EmbedderSlot::Minilm, e, matrix).map_err(js_err)?;
+        Ok(self.stats())
+    }
+
     /// Remove every passage and the index.
     pub fn clear(&mut self) {
         self.state = Some(State::Collecting(Corpus::new()));
@@ -491,5 +543,93 @@ mod tests {
         // "é" is 2 bytes / 1 unit; "𝄞" is 4 bytes / 2 units.
         let t = "é 𝄞 ab";
         assert_eq!(utf16_ranges(t, &[(0, 2), (3, 7), (8, 10)]), vec![(0, 1), (2, 4), (5, 7)]);
+    }
+}
+
+/// An [`Embedder`] whose vectors come from a JavaScript function `(text) => Float32Array`: the
+/// query side of vectors attached with `Engine.attachVectors` (the MiniLM package embeds in JS
+/// land, between worker messages, so that the work can show progress and be cancelled).
+struct JsEmbedder {
+    dims: usize,
+    embed: js_sys::Function,
+}
+
+impl Embedder for JsEmbedder {
+    fn dim(&self) -> usize {
+        self.dims
+    }
+
+    fn embed_batch(&self, texts: &[&str], progress: &mut dyn FnMut(usize, usize)) -> crate::Result<Vec<f32>> {
+        let model_err = |message: String| crate::Error::Model { what: "query embedder".into(), message };
+        let mut out = Vec::with_capacity(texts.len() * self.dims);
+        for (i, text) in texts.iter().enumerate() {
+            let v = self
+                .embed
+                .call1(&JsValue::NULL, &JsValue::from_str(text))
+                .map_err(|e| model_err(format!("embedQuery threw: {}", js_message(&e))))?;
+            let v: js_sys::Float32Array =
+                v.dyn_into().map_err(|_| model_err("embedQuery must return a Float32Array".into()))?;
+            let mut row = v.to_vec();
+            if row.len() != self.dims {
+                return Err(model_err(format!("embedQuery returned {} values, expected {}", row.len(), self.dims)));
+            }
+            if row.iter().any(|x| !x.is_finite()) {
+                return Err(model_err("embedQuery returned a value that is not a finite number".into()));
+            }
+            l2_normalize(&mut row);
+            out.extend_from_slice(&row);
+            progress(i + 1, texts.len());
+        }
+        Ok(out)
+    }
+}
+
+/// The message of a thrown JS value (an `Error`'s `message`, or the value as a string).
+fn js_message(e: &JsValue) -> String {
+    e.dyn_ref::<js_sys::Error>()
+        .map(|err| String::from(err.message()))
+        .or_else(|| e.as_string())
+        .unwrap_or_else(|| format!("{e:?}"))
+}
+
+/// all-MiniLM-L6-v2 through tract, for the page's `dense-minilm` method. Only in the package
+/// built with the cargo feature `minilm` (`pkg-minilm/`, with SIMD); the page loads it, and the
+/// model's bytes (`minilm-int8.onnx`, 22.9 MB), only when the user picks that method.
+///
+/// ```js
+/// import initMinilm, { MiniLm } from "cairn-minilm";
+/// await initMinilm();
+/// const model = new MiniLm(new Uint8Array(await (await fetch("models/minilm-int8.onnx")).arrayBuffer()));
+/// const vectors = model.embed(["first text", "second text"]); // Float32Array, 2 × 384
+/// ```
+#[cfg(feature = "minilm")]
+#[wasm_bindgen]
+pub struct MiniLm {
+    inner: crate::embed::minilm::MiniLmEmbedder,
+}
+
+#[cfg(feature = "minilm")]
+#[wasm_bindgen]
+impl MiniLm {
+    /// Parse and optimise the int8 ONNX model from its bytes (a few seconds in wasm). Throws
+    /// when the bytes are not that model (see `MiniLmEmbedder::from_onnx_bytes`).
+    #[wasm_bindgen(constructor)]
+    pub fn new(model: &[u8]) -> Result<MiniLm, JsError> {
+        Ok(MiniLm { inner: crate::embed::minilm::MiniLmEmbedder::from_onnx_bytes(model).map_err(js_err)? })
+    }
+
+    /// The vectors' dimension (384).
+    #[wasm_bindgen(getter)]
+    pub fn dims(&self) -> u32 {
+        self.inner.dim() as u32
+    }
+
+    /// Embed `texts`: a `Float32Array` of `texts.length × dims` values, row `i` for `texts[i]`,
+    /// unit L2 norm (the zero vector for a text with no tokens). Texts are cut at 256 tokens.
+    /// Runs in batches of 16 (length-sorted); call it with a few texts at a time to keep a
+    /// worker responsive.
+    pub fn embed(&self, texts: Vec<String>) -> Result<Vec<f32>, JsError> {
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        self.inner.embed_batch(&refs, &mut |_, _| {}).map_err(js_err)
     }
 }

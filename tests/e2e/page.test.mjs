@@ -317,7 +317,7 @@ test('(v) Cancel stops indexing and leaves an empty engine that can reload the d
 const METHOD_OPTIONS = [
   { value: 'bm25', label: 'BM25', disabled: false },
   { value: 'dense', label: 'Dense (static MiniLM)', disabled: false },
-  { value: 'dense-minilm', label: 'Dense (MiniLM transformer) — not in this build', disabled: true },
+  { value: 'dense-minilm', label: 'Dense (MiniLM transformer)', disabled: false },
   { value: 'hybrid', label: 'Hybrid (BM25 + dense, RRF)', disabled: false },
 ];
 
@@ -330,7 +330,7 @@ test('(vi) choosing Hybrid loads the embeddings (with progress) and finds a gold
   const options = await page.$$eval('#method option', (os) =>
     os.map((o) => ({ value: o.value, label: o.textContent, disabled: o.disabled })),
   );
-  assert.deepEqual(options, METHOD_OPTIONS, 'every method of methods() should be listed, dense-minilm disabled with its reason');
+  assert.deepEqual(options, METHOD_OPTIONS, 'every method of methods() should be listed and selectable');
   assert.match(await page.textContent('#method-hint'), /first download 7\.8 MB/, 'the page should say that dense methods download embeddings');
   fs.mkdirSync(screenshots, { recursive: true });
   // a closed <select> hides its options: show them as a list box for the screenshot only
@@ -458,5 +458,81 @@ test('(viii) Cancel while the embeddings download keeps the corpus and BM25', { 
   assert.equal(await page.getAttribute('#results', 'data-method'), 'bm25');
   assert.equal(hits.length, 5);
   assert.doesNotMatch(await page.textContent('#status'), /embeddings/, 'the cancelled embeddings should not be loaded');
+  assertNoPageErrors();
+});
+
+test('(ix) Dense (MiniLM transformer) loads on demand, pauses on Cancel without losing anything, and ranks by meaning', { timeout: 240_000 }, async (t) => {
+  const { page, assertNoPageErrors } = await openPage(t);
+  await waitForStatus(page, DEMO_STATUS, 'the demo corpus should load');
+  const minilmRequests = () =>
+    requests.filter((r) => r.test === t.name && /minilm/.test(new URL(r.url).pathname) && !/\/assets\//.test(new URL(r.url).pathname));
+
+  await page.selectOption('#method', 'bm25');
+  assert.deepEqual(minilmRequests(), [], 'nothing of MiniLM may be fetched before it is chosen');
+
+  // choosing it starts the download, then embeds the 997 demo passages in small batches
+  await page.selectOption('#method', 'dense-minilm');
+  try {
+    await page.waitForFunction(
+      () => {
+        const m = /^Embedding passages with MiniLM: (\d+) of 997$/.exec(document.getElementById('progress-label').textContent);
+        return m && Number(m[1]) >= 16;
+      },
+      null,
+      { timeout: 120_000 },
+    );
+  } catch {
+    assert.fail(`no MiniLM embedding progress (${await describePage(page)}, label "${await page.textContent('#progress-label')}")`);
+  }
+  await page.screenshot({ path: path.join(screenshots, 'minilm-embedding.png'), fullPage: true });
+
+  // Cancel pauses between batches: the corpus stays, BM25 answers, the vectors so far are kept
+  await page.click('#cancel');
+  try {
+    await page.waitForFunction(() => !document.getElementById('notice').hidden, null, { timeout: WAIT });
+  } catch {
+    assert.fail(`no notice after cancelling MiniLM (${await describePage(page)})`);
+  }
+  const notice = await page.textContent('#notice-text');
+  const paused = /^MiniLM paused after (\d+) of 997 passages; choose it again to go on\./.exec(notice);
+  assert.ok(paused, `the notice should say where MiniLM paused, says "${notice}"`);
+  assert.ok(Number(paused[1]) >= 16 && Number(paused[1]) < 997);
+  await waitForStatus(page, DEMO_STATUS, 'the demo corpus must survive the cancel');
+  assert.equal(await page.inputValue('#method'), 'bm25');
+  const bm25 = await search(page, QUESTION.question);
+  assert.equal(bm25.length, 5, 'BM25 should still answer after the cancel');
+
+  // a small corpus: MiniLM (already loaded, no second download) embeds it and ranks by meaning
+  await page.fill(
+    '#paste',
+    'Basalt cairns mark the paths across the moor.\n\n' +
+      'A lighthouse keeper counts the ships at night.\n\n' +
+      'The bakery sells rye bread and cinnamon buns every morning.',
+  );
+  await page.check('#mode-replace');
+  await page.click('#index-text');
+  await waitForStatus(page, /^3 passages\b/, 'the pasted text should replace the corpus');
+  await page.selectOption('#method', 'dense-minilm');
+  await page.fill('#query', 'boats near the coast');
+  await page.click('#search');
+  const hits = await waitForResults(page, 'boats near the coast', 'dense-minilm');
+  assert.deepEqual(
+    hits.map((h) => h.id),
+    ['pasted text#2', 'pasted text#1', 'pasted text#3'],
+    'MiniLM should rank the lighthouse paragraph first (no word in common with the query)',
+  );
+  for (const h of hits) assert.ok(Math.abs(Number(h.score)) <= 1, `a MiniLM score is a cosine, shows ${h.score}`);
+  assert.match(await page.textContent('#method-hint'), /^MiniLM loaded: 384-d, 3 passages embedded\.$/);
+  await page.screenshot({ path: path.join(screenshots, 'minilm.png'), fullPage: true });
+
+  const fetched = minilmRequests().map((r) => new URL(r.url).pathname.replace(/\.[0-9a-f]{8}\.wasm$/, '.wasm'));
+  assert.deepEqual(
+    fetched.filter((p) => !p.endsWith('.js')).sort(),
+    ['/cairn_minilm_bg.wasm', '/models/minilm-int8.onnx'],
+    'the MiniLM engine and model should each be fetched once',
+  );
+  const origin = new URL(server.url).origin;
+  const foreign = requests.filter((r) => r.test === t.name && !/^(data|blob):/.test(r.url) && new URL(r.url).origin !== origin);
+  assert.deepEqual(foreign, [], `requests left ${origin}`);
   assertNoPageErrors();
 });

@@ -167,3 +167,68 @@ fn documents_split_into_passages() {
     assert_eq!(hits[0].id, "notes.md#2");
     assert_eq!(hits[0].title, "notes.md › Mountains");
 }
+
+/// `attachVectors`: vectors made outside the engine (the page's MiniLM package) serve
+/// `dense-minilm`, with a JS function embedding the query. Hand-made 2-d vectors: passage i sits
+/// at angle 0°, 60°, 120°; a query "b" at 50° is nearest passage 2 (cos 10° = 0.985), then 1
+/// (cos 50° = 0.643), then 3 (cos 70° = 0.342).
+#[wasm_bindgen_test]
+fn attached_vectors_rank_dense_minilm_with_a_js_query_embedder() {
+    let mut engine = Engine::new(None).map_err(message).unwrap();
+    let passages = js_sys::JSON::parse(
+        r#"[{"id":"p1","title":"A","text":"first"},{"id":"p2","title":"","text":"second"},{"id":"p3","title":"C","text":""}]"#,
+    )
+    .unwrap();
+    engine.add_passages(passages).map_err(message).unwrap();
+    let embed = js_sys::Function::new_with_args(
+        "t",
+        "const a = t === 'b' ? 50 : 0; return new Float32Array([Math.cos(a * Math.PI / 180), Math.sin(a * Math.PI / 180)]);",
+    );
+    let rad = |d: f32| d.to_radians();
+    let vectors: Vec<f32> = [0.0f32, 60.0, 120.0].iter().flat_map(|&d| [rad(d).cos(), rad(d).sin()]).collect();
+
+    // not built yet
+    let e = engine.attach_vectors("minilm", 2, vectors.clone(), embed.clone()).err().map(message).unwrap();
+    assert!(e.contains("not built"), "{e}");
+    engine.build(None).map_err(message).unwrap();
+
+    // the texts an outside embedder gets: "{title} {text}", clamped to the corpus
+    let texts: Vec<String> = serde_wasm_bindgen::from_value(engine.passage_texts(0, 10)).unwrap();
+    assert_eq!(texts, vec!["A first", "second", "C"]);
+    let tail: Vec<String> = serde_wasm_bindgen::from_value(engine.passage_texts(2, 3)).unwrap();
+    assert_eq!(tail, vec!["C"]);
+    let none: Vec<String> = serde_wasm_bindgen::from_value(engine.passage_texts(5, 2)).unwrap();
+    assert!(none.is_empty());
+
+    // wrong shapes and slots are errors that name the problem
+    let e = engine.attach_vectors("minilm", 3, vectors.clone(), embed.clone()).err().map(message).unwrap();
+    assert!(e.contains("dimension") || e.contains("multiple"), "{e}");
+    let e = engine.attach_vectors("minilm", 2, vectors[..4].to_vec(), embed.clone()).err().map(message).unwrap();
+    assert!(e.contains("2 vectors") && e.contains("3 passages"), "{e}");
+    let e = engine.attach_vectors("static", 2, vectors.clone(), embed.clone()).err().map(message).unwrap();
+    assert!(e.contains("only \"minilm\""), "{e}");
+    assert_eq!(available(&engine), vec!["bm25"]);
+
+    engine.attach_vectors("minilm", 2, vectors, embed).map_err(message).unwrap();
+    assert_eq!(available(&engine), vec!["bm25", "dense-minilm"]);
+    let hits = search_with(&engine, "b", 3, "dense-minilm");
+    let ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
+    assert_eq!(ids, vec!["p2", "p1", "p3"]);
+    let want = [10f32, 50.0, 70.0].map(|d| rad(d).cos());
+    for (h, w) in hits.iter().zip(want) {
+        assert!((h.score - w).abs() < 1e-5, "{} scored {}, expected {w}", h.id, h.score);
+    }
+
+    // a query embedder that returns the wrong thing is a clear error, not a panic
+    let bad = js_sys::Function::new_with_args("t", "return [1, 2];");
+    let mut engine2 = Engine::new(None).map_err(message).unwrap();
+    engine2.add_passages(js_sys::JSON::parse(r#"[{"text":"x"}]"#).unwrap()).map_err(message).unwrap();
+    engine2.build(None).map_err(message).unwrap();
+    engine2.attach_vectors("minilm", 2, vec![1.0, 0.0], bad).map_err(message).unwrap();
+    let e = engine2.search("q", Some(options(1, "dense-minilm"))).err().map(message).unwrap();
+    assert!(e.contains("embedQuery must return a Float32Array"), "{e}");
+
+    // a new build drops the attached vectors
+    engine.build(None).map_err(message).unwrap();
+    assert_eq!(available(&engine), vec!["bm25"]);
+}
