@@ -1,10 +1,32 @@
 //! OpenIE triples (ARCHITECTURE.md, module `extract`; METHOD.md §1, "Triples").
 //!
-//! This module will hold the rule-based extractor (chunks and verb patterns over Cairn's own text
-//! pipeline) and the LLM variant. For now it defines only the data the knowledge graph
-//! ([`crate::graph`]) consumes: the [`Triple`].
+//! - [`Triple`]: the fact the knowledge graph ([`crate::graph`]) consumes;
+//! - [`rules`]: the offline default, a rule-based (ReVerb-style) extractor over Cairn's own
+//!   text pipeline: [`extract_corpus`] for a whole [`crate::Corpus`], [`extract_passage`] for
+//!   one passage, [`RuleExtractor`] to reuse buffers. Its rules, their sources and its measured
+//!   precision and recall are in the [`rules`] docs.
+//!
+//! The LLM extractor (METHOD.md §1, "Optional") will sit beside it.
+//!
+//! ```
+//! use cairn::extract::extract_passage;
+//! use cairn::text::Pipeline;
+//!
+//! let pipeline = Pipeline::english()?;
+//! let (triples, english) = extract_passage(&pipeline, 0, "Marie Curie", "She was born in Warsaw in 1867.");
+//! assert!(english);
+//! let facts: Vec<(&str, &str, &str)> =
+//!     triples.iter().map(|t| (t.subject.as_str(), t.relation.as_str(), t.object.as_str())).collect();
+//! assert_eq!(facts, [("Marie Curie", "was born in", "Warsaw"), ("Marie Curie", "was born in", "1867")]);
+//! assert_eq!(triples[0].sentence, (0, 31)); // byte span of the sentence in the text
+//! # Ok::<(), cairn::Error>(())
+//! ```
 
 use serde::{Deserialize, Serialize};
+
+pub mod rules;
+
+pub use rules::{extract_corpus, extract_passage, ExtractOutput, ExtractStats, PassageInfo, RuleExtractor};
 
 /// One (subject, relation, object) fact extracted from a passage, as in HippoRAG 2 §3 (OpenIE
 /// over every passage) and CatRAG §3.1.
