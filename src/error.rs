@@ -41,6 +41,12 @@ pub enum Error {
         /// The embedder slot's name.
         embedder: String,
     },
+    /// A graph method (`hipporag`, `catrag`) was asked of an index without a knowledge graph.
+    #[error("method {method:?} needs the knowledge graph, which is not built yet: build it first (Index::build_graph)")]
+    MissingGraph {
+        /// The method's name.
+        method: String,
+    },
     /// The index was queried before [`crate::Index::build`] or equivalent.
     #[error("the index is not built yet: add passages and build it first")]
     NotBuilt,

@@ -5,6 +5,12 @@
 //! - [`Setting::Corpus`] (HippoRAG 2 / CatRAG): index the whole `corpus.jsonl` once and retrieve
 //!   from all of it for every question;
 //! - [`Setting::Pool`] (CAGE): for each question, index only its own `pool_ids` and rank those.
+//!
+//! The graph methods (`hipporag`, `catrag`) build the knowledge graph once per index: in the
+//! corpus setting one graph over the whole corpus; in the pool setting one small graph per
+//! question over its pool (the corpus's triples are extracted once and each pool takes its
+//! passages' triples). Their reports carry [`Diagnostics`] (CatRAG's hub-drift measure, seeds,
+//! anchors, overlay sizes, PPR convergence).
 
 use std::collections::{BTreeMap, HashSet};
 use std::path::Path;
@@ -14,10 +20,15 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use crate::catrag::{
+    fact_cosine_quantiles, mass_shares, seeds::fact_cosines, CatragConfig, OverlayCause, SeedChannel,
+};
 use crate::corpus::{parse_jsonl, Corpus};
 use crate::embed::{Embedder, VectorMatrix};
 use crate::error::{Error, Result};
-use crate::index::{EmbedderSlot, Index, IndexConfig, Method};
+use crate::extract::Triple;
+use crate::index::{EmbedderSlot, GraphBuildReport, Index, IndexConfig, Method};
+use crate::text::Pipeline;
 
 /// One multi-hop question with its gold supporting passages and its passage pool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -194,13 +205,144 @@ pub struct Scores {
     pub fcr_at_k: f64,
 }
 
+/// Per-query figures of a graph method, averaged over the questions (`cairn eval
+/// --diagnostics`). Shares are in [0, 1]; "mean" is over all questions unless it says otherwise.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Diagnostics {
+    /// Questions.
+    pub queries: usize,
+    /// Questions ranked by PPR (the others fell back to dense ranking).
+    pub ppr_queries: usize,
+    /// Questions with no seed (dense fallback).
+    pub fallbacks: usize,
+    /// PPR runs that did not converge (after the floor retry).
+    pub not_converged: usize,
+    /// PPR runs retried with floored multipliers.
+    pub floored: usize,
+    /// Mean PPR iterations (over PPR questions).
+    pub mean_iterations: f64,
+    /// CatRAG's drift measure: mean share of PPR mass on the hubs, the top 1% of nodes by degree
+    /// (over PPR questions).
+    pub hub_mass_share: f64,
+    /// Mean share of PPR mass on the top 1% of nodes by mass (over PPR questions).
+    pub top1_mass_share: f64,
+    /// Mean entity seeds per question.
+    pub mean_seeds: f64,
+    /// Mean seeds that anchoring added or reinforced per question.
+    pub mean_anchored_seeds: f64,
+    /// Query mentions found by NER (all questions).
+    pub mentions: usize,
+    /// Mentions anchored by exact normalised match.
+    pub anchored_exact: usize,
+    /// Mentions anchored by embedding match.
+    pub anchored_embedding: usize,
+    /// Mentions that matched nothing (dropped).
+    pub mentions_dropped: usize,
+    /// Mean context arcs boosted per question.
+    pub mean_boosted_arcs: f64,
+    /// Mean relation arcs demoted by pruning per question.
+    pub mean_pruned_arcs: f64,
+    /// Tiered arcs by tier (all questions).
+    pub tiers: BTreeMap<String, usize>,
+    /// Seed batches whose tiering failed.
+    pub tier_failures: usize,
+    /// Quantiles of the query–fact cosines, each averaged over the questions (what the
+    /// similarity tierer's thresholds are read from).
+    pub fact_cosines: BTreeMap<String, f64>,
+}
+
+#[derive(Default)]
+struct DiagAcc {
+    d: Diagnostics,
+    iterations: f64,
+    hub: f64,
+    top1: f64,
+    seeds: f64,
+    anchored: f64,
+    boosted: f64,
+    pruned: f64,
+    quantile_n: usize,
+    quantiles: [f64; 5],
+}
+
+impl DiagAcc {
+    fn add(&mut self, index: &Index, query: &str, r: &crate::catrag::Retrieval) -> Result<()> {
+        let d = &mut self.d;
+        d.queries += 1;
+        if r.fallback.is_some() {
+            d.fallbacks += 1;
+        }
+        if let Some(p) = &r.ppr {
+            d.ppr_queries += 1;
+            self.iterations += f64::from(p.iterations);
+            if !p.converged {
+                d.not_converged += 1;
+            }
+        }
+        if r.floored {
+            d.floored += 1;
+        }
+        if let Some(kg) = index.knowledge_graph() {
+            if let Some(m) = mass_shares(&r.node_scores, kg.hubs()) {
+                self.hub += m.hub_mass_share;
+                self.top1 += m.top1_mass_share;
+            }
+            let q = kg.embedder().embed(query)?;
+            if let Some(c) = fact_cosine_quantiles(&fact_cosines(kg.graph(), &q)?) {
+                self.quantile_n += 1;
+                for (acc, x) in self.quantiles.iter_mut().zip([c.p50, c.p90, c.p98, c.p999, c.max]) {
+                    *acc += f64::from(x);
+                }
+            }
+        }
+        self.seeds += r.seeds.len() as f64;
+        self.anchored += r.seeds.iter().filter(|s| s.channel != SeedChannel::Facts).count() as f64;
+        for a in &r.anchors {
+            d.mentions += 1;
+            match a.how {
+                Some(crate::catrag::MatchKind::Exact) => d.anchored_exact += 1,
+                Some(crate::catrag::MatchKind::Embedding) => d.anchored_embedding += 1,
+                None => d.mentions_dropped += 1,
+            }
+        }
+        for o in &r.overlay {
+            match o.cause {
+                OverlayCause::KeyFactBoost { .. } => self.boosted += 1.0,
+                OverlayCause::Pruned => self.pruned += 1.0,
+                OverlayCause::Tiered { tier } => *d.tiers.entry(tier.name().to_string()).or_insert(0) += 1,
+            }
+        }
+        d.tier_failures += r.tier_failures;
+        Ok(())
+    }
+
+    fn finish(mut self) -> Diagnostics {
+        let n = self.d.queries.max(1) as f64;
+        let p = self.d.ppr_queries.max(1) as f64;
+        self.d.mean_iterations = self.iterations / p;
+        self.d.hub_mass_share = self.hub / p;
+        self.d.top1_mass_share = self.top1 / p;
+        self.d.mean_seeds = self.seeds / n;
+        self.d.mean_anchored_seeds = self.anchored / n;
+        self.d.mean_boosted_arcs = self.boosted / n;
+        self.d.mean_pruned_arcs = self.pruned / n;
+        let qn = self.quantile_n.max(1) as f64;
+        for (name, v) in ["p50", "p90", "p98", "p99.9", "max"].iter().zip(self.quantiles) {
+            self.d.fact_cosines.insert((*name).to_string(), v / qn);
+        }
+        self.d
+    }
+}
+
 /// The result of one evaluation run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Report {
     /// Dataset folder name.
     pub dataset: String,
     /// Method name.
     pub method: String,
+    /// The method with its ablation flags (`catrag --no-anchor`); the method name otherwise.
+    pub label: String,
     /// Setting.
     pub setting: Setting,
     /// The k of `recall_at_k` / `fcr_at_k`; passages retrieved per question = max(k, 5).
@@ -212,8 +354,18 @@ pub struct Report {
     /// Mean wall-clock milliseconds per query, retrieval only (pool setting: the per-question
     /// index build is reported separately in `index_ms`).
     pub ms_per_query: f64,
-    /// Total wall-clock milliseconds spent building indexes.
+    /// Total wall-clock milliseconds spent building indexes (graph methods: OpenIE and graph
+    /// builds included).
     pub index_ms: f64,
+    /// Graph methods: their configuration.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub catrag: Option<CatragConfig>,
+    /// Graph methods, corpus setting: how the graph build went (pool setting: the last pool's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graph: Option<GraphBuildReport>,
+    /// Graph methods: per-query diagnostics.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diagnostics: Option<Diagnostics>,
 }
 
 #[derive(Default)]
@@ -273,6 +425,12 @@ impl Embedders {
 /// each question's index takes its pool's rows from those vectors. Embedding time counts in
 /// `index_ms`; the query's own embedding counts in `ms_per_query`.
 ///
+/// Graph methods (`hipporag`, `catrag`, configured by `config.catrag`) extract the corpus's
+/// triples once ([`crate::extract::extract_corpus`]) and build the knowledge graph with the
+/// static embedder: once in the corpus setting, once per question's pool in the pool setting.
+/// Extraction and graph builds count in `index_ms`; diagnostics are computed outside the timed
+/// query.
+///
 /// # Errors
 /// [`Error::Dataset`] when the dataset has no questions; [`Error::Config`] for an invalid
 /// `config` or `k == 0`; [`Error::MissingEmbedder`] when the method's embedder is not in
@@ -321,6 +479,23 @@ pub fn evaluate(
             Some(VectorMatrix::from_rows(e.dim(), rows)?)
         }
     };
+    // Graph methods: the corpus's triples, extracted once, by corpus passage.
+    let graph_method = method.graph_method().is_some();
+    let mut triples_of: Vec<Vec<Triple>> = Vec::new();
+    let mut extract_stats = None;
+    if graph_method {
+        let t = Instant::now();
+        let pipeline = Pipeline::english()?;
+        let out = crate::extract::extract_corpus(&pipeline, &dataset.corpus, &mut |_, _| {});
+        triples_of = vec![Vec::new(); dataset.corpus.len()];
+        for t in out.triples {
+            if let Some(v) = triples_of.get_mut(t.passage as usize) {
+                v.push(t);
+            }
+        }
+        extract_stats = Some(out.stats);
+        index_ms += t.elapsed().as_secs_f64() * 1e3;
+    }
     let build = |corpus: Corpus, rows: &[u32], index_ms: &mut f64| -> Result<Index> {
         let t = Instant::now();
         let mut index = Index::build(corpus, config)?;
@@ -330,10 +505,23 @@ pub fn evaluate(
                 m.extend(v.row(r as usize).unwrap_or_default())?;
             }
             index.attach_vectors(*slot, e.clone(), m)?;
+            if graph_method {
+                // Pool passage j is corpus passage rows[j].
+                let mut triples = Vec::new();
+                for (j, &r) in rows.iter().enumerate() {
+                    for tr in triples_of.get(r as usize).into_iter().flatten() {
+                        triples.push(Triple { passage: j as u32, ..tr.clone() });
+                    }
+                }
+                let stats = if rows.len() == dataset.corpus.len() { extract_stats.clone() } else { None };
+                index.build_graph_from_triples(e.clone(), &triples, stats, &mut |_, _, _| {})?;
+            }
         }
         *index_ms += t.elapsed().as_secs_f64() * 1e3;
         Ok(index)
     };
+    let mut diag = DiagAcc::default();
+    let mut graph_report = None;
     let corpus_index = match setting {
         Setting::Corpus => {
             let rows: Vec<u32> = (0..dataset.corpus.len() as u32).collect();
@@ -362,8 +550,19 @@ pub fn evaluate(
             }
         };
         let t = Instant::now();
-        let hits = index.search(&q.question, depth, method)?;
-        query_ms += t.elapsed().as_secs_f64() * 1e3;
+        let hits = if graph_method {
+            let found = index.search_graph(&q.question, depth, method)?;
+            query_ms += t.elapsed().as_secs_f64() * 1e3;
+            diag.add(index, &q.question, &found.retrieval)?;
+            if graph_report.is_none() || setting == Setting::Pool {
+                graph_report = index.knowledge_graph().map(|g| g.report().clone());
+            }
+            found.hits
+        } else {
+            let hits = index.search(&q.question, depth, method)?;
+            query_ms += t.elapsed().as_secs_f64() * 1e3;
+            hits
+        };
         let ranked: Vec<&str> =
             hits.iter().filter_map(|h| index.corpus().get(h.passage).map(|p| p.id.as_str())).collect();
         all.add(&ranked, &q.gold_ids, k);
@@ -373,15 +572,25 @@ pub fn evaluate(
             k,
         );
     }
+    let label = match (method.graph_method(), config.catrag.ablations()) {
+        (Some(crate::catrag::GraphMethod::CatRag), flags) if !flags.is_empty() => {
+            format!("{} {}", method.name(), flags.join(" "))
+        }
+        _ => method.name().to_string(),
+    };
     Ok(Report {
         dataset: dataset.name.clone(),
         method: method.name().to_string(),
+        label,
         setting,
         k,
         all: all.scores(),
         by_type: by_type.into_iter().map(|(t, a)| (t, a.scores())).collect(),
         ms_per_query: query_ms / dataset.questions.len() as f64,
         index_ms,
+        catrag: graph_method.then(|| config.catrag.clone()),
+        graph: graph_report,
+        diagnostics: graph_method.then(|| diag.finish()),
     })
 }
 

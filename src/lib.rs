@@ -11,8 +11,11 @@
 //! - [`index`]: the [`index::Index`] and its first ranking method, BM25;
 //! - [`embed`]: the [`embed::Embedder`] trait, the static (Model2Vec-style) MiniLM embedder, BERT
 //!   WordPiece, and exact cosine top-k search over a vector matrix;
-//! - [`eval`]: datasets, Recall@k, FCR and the evaluation harness every method reports through.
+//! - [`eval`]: datasets, Recall@k, FCR and the evaluation harness every method reports through;
+//! - [`catrag`]: query-time graph retrieval over the knowledge graph, HippoRAG 2's static PPR
+//!   and CatRAG's anchoring, key-fact boost, pruning and edge tiering, with explanations.
 
+pub mod catrag;
 pub mod corpus;
 pub mod embed;
 pub mod error;

@@ -362,8 +362,10 @@ impl Engine {
     /// loaded (see `methods()` for every method this build knows).
     #[wasm_bindgen(js_name = availableMethods, unchecked_return_type = "string[]")]
     pub fn available_methods(&self) -> JsValue {
+        let graph_built = matches!(&self.state, Some(State::Built(index)) if index.graph().is_some());
         let names: Vec<&str> = Method::ALL
             .into_iter()
+            .filter(|m| m.graph_method().is_none() || graph_built)
             .filter(|m| match m.embedder() {
                 None => true,
                 Some(EmbedderSlot::Static) => self.static_embedder.is_some(),

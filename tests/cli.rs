@@ -130,3 +130,126 @@ fn query_prints_ranked_passages() {
     assert_eq!(lines.len(), 2, "{out}");
     assert!(lines[0].contains("[p4]") && lines[1].contains("[p5]"), "{out}");
 }
+
+/// The graph methods run end to end on the tiny fixture (rule-based OpenIE, static embedder),
+/// with their ablation label, configuration and diagnostics in the JSON report.
+#[test]
+fn eval_graph_methods_with_ablations_and_diagnostics() {
+    for (method, flags, label) in [
+        ("hipporag", vec![], "hipporag"),
+        ("catrag", vec![], "catrag"),
+        ("catrag", vec!["--no-anchor", "--no-tier"], "catrag --no-anchor --no-tier"),
+    ] {
+        let mut args =
+            vec!["eval", "--data", "tests/fixtures/tiny", "--method", method, "--json", "--diagnostics"];
+        args.extend(flags.iter().copied());
+        let (code, out, err) = cairn(&args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert_eq!(out.lines().count(), 1, "{out}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["method"], method);
+        assert_eq!(v["label"], label);
+        assert_eq!(v["questions"], 3);
+        for key in ["recall@2", "recall@5", "fcr@5"] {
+            let x = v[key].as_f64().unwrap();
+            assert!((0.0..=1.0).contains(&x), "{key}: {v}");
+        }
+        assert_eq!(v["catrag"]["no_anchor"], label.contains("--no-anchor"));
+        assert_eq!(v["diagnostics"]["queries"], 3);
+        assert!(v["graph"]["counts"]["passage_nodes"].as_u64().unwrap() > 0);
+    }
+    // The pool setting builds one small graph per question.
+    let (code, out, err) = cairn(&[
+        "eval",
+        "--data",
+        "tests/fixtures/tiny",
+        "--setting",
+        "pool",
+        "--method",
+        "catrag",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!((v["setting"].as_str(), v["questions"].as_u64()), (Some("pool"), Some(3)));
+    // Text output with --diagnostics names the drift measure.
+    let (code, out, _) =
+        cairn(&["eval", "--data", "tests/fixtures/tiny", "--method", "catrag", "--diagnostics"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("top 1% of nodes"), "{out}");
+    // A bad configuration is one error line; an ε above 0.5 a warning.
+    one_line_error(
+        &[
+            "eval",
+            "--data",
+            "tests/fixtures/tiny",
+            "--method",
+            "catrag",
+            "--catrag-config",
+            "{\"epsilon\": -1}",
+        ],
+        "catrag.epsilon",
+    );
+    let (code, _, err) = cairn(&[
+        "eval",
+        "--data",
+        "tests/fixtures/tiny",
+        "--method",
+        "catrag",
+        "--catrag-config",
+        "{\"epsilon\": 0.7}",
+    ]);
+    assert_eq!(code, 0);
+    assert!(err.contains("warning: catrag.epsilon"), "{err}");
+}
+
+#[test]
+fn graph_subcommand_reports_sizes_and_times() {
+    let (code, out, err) = cairn(&["graph", "--data", "tests/fixtures/tiny", "--add", "2", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["passages"], 6);
+    assert_eq!(v["passage_nodes"], 6);
+    for key in ["relation", "synonym", "context", "arcs"] {
+        assert!(v["edges"][key].is_u64(), "{key}: {v}");
+    }
+    for key in ["extract", "embed", "synonyms", "csr"] {
+        assert!(v["build_ms"][key].as_f64().unwrap() >= 0.0, "{key}: {v}");
+    }
+    assert_eq!(
+        v["extraction"]["english_passages"].as_u64().unwrap()
+            + v["extraction"]["non_english_passages"].as_u64().unwrap(),
+        6
+    );
+    assert_eq!(v["add_passages"]["passages"], 2);
+    assert_eq!(v["add_passages"]["same_counts_as_one_build"], true);
+    let (code, out, _) = cairn(&["graph", "--data", "tests/fixtures/tiny"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("edges: relation") && out.contains("add 6 passages onto 0"), "{out}");
+}
+
+#[test]
+fn query_explains_graph_methods() {
+    let (code, out, err) = cairn(&[
+        "query",
+        "--data",
+        "tests/fixtures/tiny",
+        "--method",
+        "catrag",
+        "--k",
+        "2",
+        "--explain",
+        "Alpha river",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["method"], "catrag");
+    assert_eq!(v["hits"].as_array().unwrap().len(), 2);
+    assert!(v["hits"][0]["id"].is_string());
+    assert_eq!(v["passages"].as_array().unwrap().len(), 2);
+    one_line_error(&["query", "--data", "tests/fixtures/tiny", "--explain", "alpha"], "needs a graph method");
+    let (code, out, _) =
+        cairn(&["query", "--data", "tests/fixtures/tiny", "--method", "hipporag", "--k", "2", "alpha"]);
+    assert_eq!(code, 0);
+    assert_eq!(out.lines().filter(|l| l.trim_start().starts_with(char::is_numeric)).count(), 2, "{out}");
+}

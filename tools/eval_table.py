@@ -4,6 +4,12 @@
     python3 tools/eval_table.py [--cairn target/release/cairn] [--data ../shared/data]
                                 [--methods bm25,dense,hybrid,dense-minilm] [--settings corpus,pool]
                                 [--datasets hotpotqa,musique,2wikimultihopqa] [--json out.json]
+                                [--catrag-config JSON] [--diagnostics]
+
+A method may carry CatRAG ablation flags after a colon, joined by `+`: `catrag:no-anchor` runs
+`cairn eval --method catrag --no-anchor`, `catrag:no-prune+no-tier` both flags. The graph methods
+(`hipporag`, `catrag`) take `--catrag-config` (JSON, passed through); `--diagnostics` adds the
+share of PPR mass on the top 1% of nodes by degree (hubs) and by mass as two more columns.
 
 Runs `cairn eval --json` once per (dataset, setting, method) and prints a Markdown table (the form
 the closing notes use). Each run is independent; nothing is cached, so the figures are exactly
@@ -31,16 +37,22 @@ def main() -> int:
     ap.add_argument("--datasets", default="hotpotqa,musique,2wikimultihopqa")
     ap.add_argument("--model", default=str(ROOT / "models" / "minilm-int8.onnx"))
     ap.add_argument("--json", help="also write every report to this file")
+    ap.add_argument("--catrag-config", help="JSON passed to the graph methods' --catrag-config")
+    ap.add_argument("--diagnostics", action="store_true", help="add the hub-mass columns")
     a = ap.parse_args()
 
     rows = []
     for ds in a.datasets.split(","):
         for setting in a.settings.split(","):
-            for method in a.methods.split(","):
+            for spec in a.methods.split(","):
+                method, _, flags = spec.partition(":")
                 cmd = [a.cairn, "eval", "--data", str(pathlib.Path(a.data) / ds), "--setting", setting,
                        "--method", method, "--json"]
+                cmd += [f"--{f}" for f in flags.split("+") if f]
                 if method == "dense-minilm":
                     cmd += ["--model", a.model]
+                if method in ("hipporag", "catrag") and a.catrag_config:
+                    cmd += ["--catrag-config", a.catrag_config]
                 t0 = time.time()
                 out = subprocess.run(cmd, capture_output=True, text=True)
                 if out.returncode != 0:
@@ -49,14 +61,21 @@ def main() -> int:
                 r = json.loads(out.stdout)
                 r["wall_s"] = round(time.time() - t0, 1)
                 rows.append(r)
-                print(f"  {ds:<16} {setting:<7} {method:<13} R@5 {r['recall@5']:.3f}  ({r['wall_s']} s)",
+                label = r.get("label", method)
+                print(f"  {ds:<16} {setting:<7} {label:<24} R@5 {r['recall@5']:.3f}  ({r['wall_s']} s)",
                       file=sys.stderr)
 
-    print("| dataset | setting | method | questions | Recall@2 | Recall@5 | FCR@5 |")
-    print("|---|---|---|---:|---:|---:|---:|")
+    extra_head = " hub mass (top 1% by degree) | top-1% mass |" if a.diagnostics else ""
+    extra_rule = "---:|---:|" if a.diagnostics else ""
+    print(f"| dataset | setting | method | questions | Recall@2 | Recall@5 | FCR@5 | ms/query |{extra_head}")
+    print(f"|---|---|---|---:|---:|---:|---:|---:|{extra_rule}")
     for r in rows:
-        print(f"| {r['dataset']} | {r['setting']} | {r['method']} | {r['questions']} | "
-              f"{r['recall@2']:.3f} | {r['recall@5']:.3f} | {r['fcr@5']:.3f} |")
+        extra = ""
+        if a.diagnostics:
+            hub, top = r.get("hub_mass_share"), r.get("top1_mass_share")
+            extra = (f" {hub:.3f} | {top:.3f} |" if hub is not None else " – | – |")
+        print(f"| {r['dataset']} | {r['setting']} | {r.get('label', r['method'])} | {r['questions']} | "
+              f"{r['recall@2']:.3f} | {r['recall@5']:.3f} | {r['fcr@5']:.3f} | {r['ms_per_query']:.2f} |{extra}")
     if a.json:
         pathlib.Path(a.json).write_text(json.dumps(rows, indent=2) + "\n")
     return 0

@@ -1,4 +1,4 @@
-//! `cairn`: the native command-line interface — `eval`, `bench` and `query`.
+//! `cairn`: the native command-line interface — `eval`, `bench`, `query` and `graph`.
 //!
 //! Every error is one line on stderr starting with `error:` and exits with status 2.
 
@@ -18,9 +18,13 @@ mod cli {
     use cairn::corpus::{parse_jsonl, Corpus};
     use std::rc::Rc;
 
+    use cairn::catrag::{CatragConfig, ExplainConfig};
     use cairn::embed::{Embedder, StaticEmbedder};
     use cairn::eval::{evaluate, Dataset, Embedders, Report, Setting};
+    use cairn::extract::{extract_corpus, extract_passage};
+    use cairn::graph::GraphConfig;
     use cairn::index::{Bm25Config, EmbedderSlot, Index, IndexConfig, Method};
+    use cairn::text::Pipeline;
     use clap::{Args, Parser, Subcommand};
     use serde_json::json;
 
@@ -40,6 +44,9 @@ mod cli {
         Bench(BenchArgs),
         /// Search a corpus (a dataset folder or a .jsonl file) and print the top passages.
         Query(QueryArgs),
+        /// Build the knowledge graph of a dataset folder and report its size, extraction
+        /// statistics, build times, peak memory and the time to add 100 passages.
+        Graph(GraphArgs),
     }
 
     #[derive(Args)]
@@ -54,7 +61,53 @@ mod cli {
 
     impl Bm25Args {
         fn config(&self) -> IndexConfig {
-            IndexConfig { bm25: Bm25Config { k1: self.k1, b: self.b } }
+            IndexConfig { bm25: Bm25Config { k1: self.k1, b: self.b }, ..IndexConfig::default() }
+        }
+    }
+
+    /// The graph methods' settings (METHOD.md §3) and CatRAG's ablations.
+    #[derive(Args)]
+    struct CatragArgs {
+        /// CatRAG ablation: no symbolic anchoring (channel B).
+        #[arg(long)]
+        no_anchor: bool,
+        /// CatRAG ablation: no key-fact passage weight enhancement.
+        #[arg(long)]
+        no_boost: bool,
+        /// CatRAG ablation: no coarse edge pruning.
+        #[arg(long)]
+        no_prune: bool,
+        /// CatRAG ablation: no dynamic edge weighting (tiering).
+        #[arg(long)]
+        no_tier: bool,
+        /// The graph methods' configuration as JSON (`{"epsilon": 0.3, ...}`, the fields of
+        /// CatragConfig) or a path to a JSON file; the ablation flags apply on top.
+        #[arg(long)]
+        catrag_config: Option<String>,
+    }
+
+    impl CatragArgs {
+        fn config(&self) -> CliResult<CatragConfig> {
+            let mut c: CatragConfig = match &self.catrag_config {
+                None => CatragConfig::default(),
+                Some(s) => {
+                    let text = if s.trim_start().starts_with('{') {
+                        s.clone()
+                    } else {
+                        std::fs::read_to_string(s).map_err(|e| format!("{s}: {e}"))?
+                    };
+                    serde_json::from_str(&text).map_err(|e| format!("--catrag-config: {e}"))?
+                }
+            };
+            c.no_anchor |= self.no_anchor;
+            c.no_boost |= self.no_boost;
+            c.no_prune |= self.no_prune;
+            c.no_tier |= self.no_tier;
+            c.validate().map_err(|e| e.to_string())?;
+            for w in c.warnings() {
+                eprintln!("warning: {w}");
+            }
+            Ok(c)
         }
     }
 
@@ -101,7 +154,7 @@ mod cli {
         /// corpus: one index over the whole corpus; pool: one index per question over its pool.
         #[arg(long, default_value = "corpus")]
         setting: String,
-        /// Retrieval method: bm25, dense, dense-minilm or hybrid.
+        /// Retrieval method: bm25, dense, dense-minilm, hybrid, hipporag or catrag.
         #[arg(long, default_value = "bm25")]
         method: String,
         /// Cut-off for the extra Recall@k / FCR@k figures; max(k, 5) passages are retrieved.
@@ -110,10 +163,30 @@ mod cli {
         /// Print exactly one JSON object on stdout.
         #[arg(long)]
         json: bool,
+        /// Graph methods: print the per-query diagnostics (share of PPR mass on the top 1% of
+        /// nodes by degree and by mass, seeds, anchors, overlay, convergence). With --json they
+        /// are under "diagnostics".
+        #[arg(long)]
+        diagnostics: bool,
         #[command(flatten)]
         bm25: Bm25Args,
         #[command(flatten)]
+        catrag: CatragArgs,
+        #[command(flatten)]
         models: ModelArgs,
+    }
+
+    #[derive(Args)]
+    struct GraphArgs {
+        /// Dataset folder with corpus.jsonl.
+        #[arg(long)]
+        data: PathBuf,
+        /// Passages added to a graph built on the others, to time an incremental add.
+        #[arg(long, default_value_t = 100)]
+        add: usize,
+        /// Print exactly one JSON object on stdout.
+        #[arg(long)]
+        json: bool,
     }
 
     #[derive(Args)]
@@ -124,11 +197,14 @@ mod cli {
         /// Queries to time: the dataset's questions, or passage titles when it has none.
         #[arg(long, default_value_t = 200)]
         queries: usize,
-        /// Retrieval method; for dense methods, indexing includes embedding every passage.
+        /// Retrieval method; for dense methods, indexing includes embedding every passage, for
+        /// graph methods building the knowledge graph.
         #[arg(long, default_value = "bm25")]
         method: String,
         #[command(flatten)]
         bm25: Bm25Args,
+        #[command(flatten)]
+        catrag: CatragArgs,
         #[command(flatten)]
         models: ModelArgs,
     }
@@ -138,17 +214,23 @@ mod cli {
         /// A dataset folder (its corpus.jsonl) or a .jsonl file of passages.
         #[arg(long)]
         data: PathBuf,
-        /// Retrieval method: bm25, dense, dense-minilm or hybrid.
+        /// Retrieval method: bm25, dense, dense-minilm, hybrid, hipporag or catrag.
         #[arg(long, default_value = "bm25")]
         method: String,
         /// Passages to print.
         #[arg(long, default_value_t = 5)]
         k: usize,
+        /// Graph methods: print the explanation (seeds, anchors, top entities, paths from the
+        /// seeds to each passage) as one JSON object instead of the list.
+        #[arg(long)]
+        explain: bool,
         /// The question.
         #[arg(required = true)]
         query: Vec<String>,
         #[command(flatten)]
         bm25: Bm25Args,
+        #[command(flatten)]
+        catrag: CatragArgs,
         #[command(flatten)]
         models: ModelArgs,
     }
@@ -161,6 +243,7 @@ mod cli {
             Command::Eval(a) => eval(a),
             Command::Bench(a) => bench(a),
             Command::Query(a) => query(a),
+            Command::Graph(a) => graph(a),
         };
         match result {
             Ok(()) => 0,
@@ -174,24 +257,67 @@ mod cli {
     fn eval(a: EvalArgs) -> CliResult<()> {
         let method: Method = a.method.parse().map_err(|e: cairn::Error| e.to_string())?;
         let setting: Setting = a.setting.parse().map_err(|e: cairn::Error| e.to_string())?;
-        let config = a.bm25.config();
+        let mut config = a.bm25.config();
         config.bm25.validate().map_err(|e| e.to_string())?;
+        config.catrag = a.catrag.config()?;
         let dataset = Dataset::load(&a.data).map_err(|e| e.to_string())?;
         let embedders = load_embedders(method, &a.models)?;
         let report =
             evaluate(&dataset, setting, method, a.k, &config, &embedders).map_err(|e| e.to_string())?;
         if a.json {
-            println!("{}", report_json(&report));
+            let mut v = report_json(&report);
+            if a.diagnostics {
+                v["diagnostics"] = json!(report.diagnostics);
+            }
+            println!("{v}");
         } else {
             print_report(&report);
+            if a.diagnostics {
+                print_diagnostics(&report);
+            }
         }
         Ok(())
+    }
+
+    fn print_diagnostics(r: &Report) {
+        let Some(d) = &r.diagnostics else {
+            println!("diagnostics: {} does not walk a graph (no PPR mass to report)", r.method);
+            return;
+        };
+        println!(
+            "PPR mass on the top 1% of nodes: by degree (hubs) {:.3}, by mass {:.3}  (mean over {} PPR queries)",
+            d.hub_mass_share, d.top1_mass_share, d.ppr_queries
+        );
+        println!(
+            "queries {}  dense fallbacks {}  not converged {}  floored {}  mean PPR iterations {:.1}",
+            d.queries, d.fallbacks, d.not_converged, d.floored, d.mean_iterations
+        );
+        println!(
+            "seeds/query {:.2} (anchored {:.2})  mentions {}: exact {}, embedding {}, dropped {}",
+            d.mean_seeds,
+            d.mean_anchored_seeds,
+            d.mentions,
+            d.anchored_exact,
+            d.anchored_embedding,
+            d.mentions_dropped
+        );
+        let tiers: Vec<String> = d.tiers.iter().map(|(t, n)| format!("{t} {n}")).collect();
+        println!(
+            "boosted arcs/query {:.1}  pruned arcs/query {:.1}  tiered: {}  tier failures {}",
+            d.mean_boosted_arcs,
+            d.mean_pruned_arcs,
+            if tiers.is_empty() { "none".to_string() } else { tiers.join(", ") },
+            d.tier_failures
+        );
+        let q: Vec<String> = d.fact_cosines.iter().map(|(k, v)| format!("{k} {v:.3}")).collect();
+        println!("query-fact cosine quantiles (mean per query): {}", q.join(", "));
     }
 
     fn report_json(r: &Report) -> serde_json::Value {
         let mut v = json!({
             "dataset": r.dataset,
             "method": r.method,
+            "label": r.label,
             "setting": r.setting,
             "questions": r.all.questions,
             "recall@2": r.all.recall_at_2,
@@ -206,13 +332,23 @@ mod cli {
             v[format!("recall@{}", r.k)] = json!(r.all.recall_at_k);
             v[format!("fcr@{}", r.k)] = json!(r.all.fcr_at_k);
         }
+        if let Some(c) = &r.catrag {
+            v["catrag"] = json!(c);
+        }
+        if let Some(g) = &r.graph {
+            v["graph"] = json!(g);
+        }
+        if let Some(d) = &r.diagnostics {
+            v["hub_mass_share"] = json!(d.hub_mass_share);
+            v["top1_mass_share"] = json!(d.top1_mass_share);
+        }
         v
     }
 
     fn print_report(r: &Report) {
         println!(
             "dataset {}  method {}  setting {}  questions {}",
-            r.dataset, r.method, r.setting, r.all.questions
+            r.dataset, r.label, r.setting, r.all.questions
         );
         let extra = if r.k != 5 { format!("  Recall@{k}  FCR@{k}", k = r.k) } else { String::new() };
         println!("{:<16} {:>5}  {:>9}  {:>9}  {:>6}{extra}", "type", "n", "Recall@2", "Recall@5", "FCR@5");
@@ -264,6 +400,9 @@ mod cli {
         if let Some(slot) = method.embedder() {
             if let Some(e) = embedders.get(slot) {
                 index.attach_embedder(slot, e.clone(), &mut |_, _| {}).map_err(|e| e.to_string())?;
+                if method.graph_method().is_some() {
+                    index.build_graph(e.clone(), &mut |_, _, _| {}).map_err(|e| e.to_string())?;
+                }
             }
         }
         Ok(index)
@@ -272,8 +411,9 @@ mod cli {
     fn bench(a: BenchArgs) -> CliResult<()> {
         let method: Method = a.method.parse().map_err(|e: cairn::Error| e.to_string())?;
         let embedders = load_embedders(method, &a.models)?;
-        let config = a.bm25.config();
+        let mut config = a.bm25.config();
         config.bm25.validate().map_err(|e| e.to_string())?;
+        config.catrag = a.catrag.config()?;
         let dataset = Dataset::load(&a.data).map_err(|e| e.to_string())?;
         let n = dataset.corpus.len();
         let (queries, source): (Vec<String>, &str) = if dataset.questions.is_empty() {
@@ -337,8 +477,26 @@ mod cli {
         let method: Method = a.method.parse().map_err(|e: cairn::Error| e.to_string())?;
         let embedders = load_embedders(method, &a.models)?;
         let corpus = load_corpus(&a.data)?;
-        let index = build_index(corpus, &a.bm25.config(), method, &embedders)?;
+        let mut config = a.bm25.config();
+        config.catrag = a.catrag.config()?;
+        let index = build_index(corpus, &config, method, &embedders)?;
         let q = a.query.join(" ");
+        if a.explain {
+            if method.graph_method().is_none() {
+                return Err(format!("--explain needs a graph method (hipporag or catrag), not {method}"));
+            }
+            let ex = index.explain(&q, a.k, method, &ExplainConfig::default()).map_err(|e| e.to_string())?;
+            let mut v = json!(ex);
+            // Corpus ids next to the internal passage indices.
+            for (i, h) in ex.hits.iter().enumerate() {
+                if let Some(p) = index.corpus().get(h.passage) {
+                    v["hits"][i]["id"] = json!(p.id);
+                    v["hits"][i]["title"] = json!(p.title);
+                }
+            }
+            println!("{v}");
+            return Ok(());
+        }
         let hits = index.search(&q, a.k, method).map_err(|e| e.to_string())?;
         if hits.is_empty() {
             println!("no passage matches {q:?}");
@@ -349,6 +507,142 @@ mod cli {
                 println!("{:>2}. {:>8.3}  {}  [{}]\n    {}", rank + 1, h.score, p.title, p.id, snippet);
             }
         }
+        Ok(())
+    }
+
+    /// `cairn graph`: build the knowledge graph of a dataset folder (rule-based OpenIE + the
+    /// static embedder, METHOD.md §1) and report what it holds and what it cost, then time adding
+    /// the last `--add` passages to a graph built on the others.
+    fn graph(a: GraphArgs) -> CliResult<()> {
+        let dataset = Dataset::load(&a.data).map_err(|e| e.to_string())?;
+        let n = dataset.corpus.len();
+        let embedder: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm().map_err(|e| e.to_string())?);
+        let total = Instant::now();
+        let mut index =
+            Index::build(dataset.corpus.clone(), &IndexConfig::default()).map_err(|e| e.to_string())?;
+        let bm25_ms = total.elapsed().as_secs_f64() * 1e3;
+        let t = Instant::now();
+        let report =
+            index.build_graph(embedder.clone(), &mut |_, _, _| {}).map_err(|e| e.to_string())?.clone();
+        let graph_ms = t.elapsed().as_secs_f64() * 1e3;
+        let rss_after_build = peak_rss_mb();
+        let extract = report.extract.clone().unwrap_or_default();
+        let per = |x: usize, d: usize| if d > 0 { x as f64 / d as f64 } else { 0.0 };
+
+        // Incremental add: a graph on the first n − add passages, then the last `add` added.
+        let add = a.add.min(n);
+        let first = n - add;
+        let pipeline = Pipeline::english().map_err(|e| e.to_string())?;
+        let passages = dataset.corpus.passages();
+        let mut head = cairn::Corpus::new();
+        head.extend(passages[..first].to_vec()).map_err(|e| e.to_string())?;
+        let base_triples = extract_corpus(&pipeline, &head, &mut |_, _| {}).triples;
+        let base = cairn::graph::build_graph(
+            GraphConfig::default(),
+            &passages[..first],
+            &base_triples,
+            embedder.as_ref(),
+            &mut |_, _, _| {},
+        )
+        .map_err(|e| e.to_string())?;
+        let t = Instant::now();
+        let mut new_triples = Vec::new();
+        for (i, p) in passages[first..].iter().enumerate() {
+            new_triples.extend(extract_passage(&pipeline, (first + i) as u32, &p.title, &p.text).0);
+        }
+        let add_extract_ms = t.elapsed().as_secs_f64() * 1e3;
+        let t = Instant::now();
+        let (extended, summary) = base
+            .extend(first as u32, &passages[first..], &new_triples, embedder.as_ref(), &mut |_, _, _| {})
+            .map_err(|e| e.to_string())?;
+        let add_graph_ms = t.elapsed().as_secs_f64() * 1e3;
+        let same_as_one_build = extended.counts() == report.counts;
+
+        let c = &report.counts;
+        let out = json!({
+            "dataset": dataset.name,
+            "passages": n,
+            "nodes": c.nodes,
+            "entity_nodes": c.entity_nodes,
+            "passage_nodes": c.passage_nodes,
+            "facts": c.facts,
+            "edges": {
+                "relation": c.relation_edges,
+                "synonym": c.synonym_edges,
+                "context": c.context_edges,
+                "arcs": c.arcs,
+            },
+            "extraction": {
+                "triples": report.triples,
+                "triples_per_passage": per(report.triples, extract.passages),
+                "triples_per_english_passage": per(report.triples, extract.english_passages),
+                "english_passages": extract.english_passages,
+                "non_english_passages": extract.non_english_passages,
+                "sentences": extract.sentences,
+                "triples_used": report.add.triples_used,
+                "triples_repeated": report.add.triples_repeated,
+                "triples_empty": report.add.triples_empty,
+                "duplicate_passages": report.add.duplicate_passages,
+            },
+            "build_ms": {
+                "extract": report.extract_ms,
+                "add": report.add_ms,
+                "embed": report.embed_ms,
+                "synonyms": report.synonyms_ms,
+                "csr": report.csr_ms,
+                "total": graph_ms,
+                "bm25_index": bm25_ms,
+            },
+            "synonyms": report.synonyms,
+            "peak_rss_mb": rss_after_build,
+            "add_passages": {
+                "passages": add,
+                "onto": first,
+                "extract_ms": add_extract_ms,
+                "graph_ms": add_graph_ms,
+                "total_ms": add_extract_ms + add_graph_ms,
+                "new_entities": summary.new_entities,
+                "new_facts": summary.new_facts,
+                "same_counts_as_one_build": same_as_one_build,
+            },
+        });
+        if a.json {
+            println!("{out}");
+            return Ok(());
+        }
+        println!("dataset {}  passages {n}", dataset.name);
+        println!(
+            "nodes {} (entities {}, passages {})  facts {}",
+            c.nodes, c.entity_nodes, c.passage_nodes, c.facts
+        );
+        println!(
+            "edges: relation {}  synonym {}  context {}  ({} arcs)",
+            c.relation_edges, c.synonym_edges, c.context_edges, c.arcs
+        );
+        println!(
+            "extraction: {} triples, {:.2} per passage ({:.2} per English passage); English {} / non-English {}",
+            report.triples,
+            per(report.triples, extract.passages),
+            per(report.triples, extract.english_passages),
+            extract.english_passages,
+            extract.non_english_passages
+        );
+        let ms = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.0} ms"));
+        println!(
+            "build: extract {}  add {}  embed {}  synonyms {}  CSR {}  (graph total {graph_ms:.0} ms)",
+            ms(report.extract_ms),
+            ms(report.add_ms),
+            ms(report.embed_ms),
+            ms(report.synonyms_ms),
+            ms(report.csr_ms)
+        );
+        if let Some(r) = rss_after_build {
+            println!("peak RSS {r:.0} MiB");
+        }
+        println!(
+            "add {add} passages onto {first}: extract {add_extract_ms:.0} ms + graph {add_graph_ms:.0} ms = {:.0} ms (same counts as one build: {same_as_one_build})",
+            add_extract_ms + add_graph_ms
+        );
         Ok(())
     }
 }

@@ -1,11 +1,14 @@
 //! The [`Index`]: a corpus and the structures built over it, and ranked search over them.
 //!
-//! It holds BM25 ([`bm25`]) always, and passage vectors ([`dense`]) for each embedder attached
-//! with [`Index::attach_embedder`]; the knowledge graph and the versioned binary format join it in
-//! later versions. Ranking is deterministic: equal scores break by passage id.
+//! It holds BM25 ([`bm25`]) always, passage vectors ([`dense`]) for each embedder attached
+//! with [`Index::attach_embedder`], and, once [`Index::build_graph`] has run, the knowledge graph
+//! ([`knowledge`]) that the graph methods `hipporag` and `catrag` walk ([`crate::catrag`]). The
+//! versioned binary format joins it in a later version. Ranking is deterministic: equal scores
+//! break by passage id.
 
 pub mod bm25;
 pub mod dense;
+pub mod knowledge;
 
 use std::cmp::Ordering;
 use std::rc::Rc;
@@ -13,20 +16,34 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::catrag::{
+    explain, top_entities, CatragConfig, EdgeTierer, EmbeddingSimilarityTierer, ExplainConfig, GraphMethod,
+    PassageExplanation, PathNode, QueryInput, Retrieval, Retriever,
+};
 use crate::corpus::{Corpus, Passage};
 use crate::embed::{Embedder, VectorMatrix};
 use crate::error::{Error, Result};
-use crate::text::Analyzer;
+use crate::extract::{ExtractStats, Triple};
+use crate::graph::{Graph, GraphBuilder, GraphConfig};
+use crate::text::{Analyzer, Pipeline};
 
 pub use bm25::{Bm25, Bm25Config};
 pub use dense::{reciprocal_rank_fusion, DenseField, RRF_DEPTH, RRF_K};
+use knowledge::Stopwatch;
+pub use knowledge::{GraphBuildReport, GraphStage, KnowledgeGraph};
 
-/// Configuration of every index structure, with the defaults of METHOD.md.
+/// Configuration of every index structure, with the defaults of METHOD.md. Serde names are the
+/// field names; every field has a default (`{}` is the default configuration); unknown keys are
+/// an error.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct IndexConfig {
     /// BM25 parameters (k1 = 0.9, b = 0.4).
     pub bm25: Bm25Config,
+    /// The knowledge graph (METHOD.md §1: synonym threshold 0.8, top-k 100, weights 1.0).
+    pub graph: GraphConfig,
+    /// The graph methods' query-time parameters (METHOD.md §3) and CatRAG's ablation flags.
+    pub catrag: CatragConfig,
 }
 
 /// A retrieval method. Parse one from its name with [`str::parse`]; [`Method::NAMES`] lists them.
@@ -42,6 +59,14 @@ pub enum Method {
     DenseMinilm,
     /// Reciprocal-rank fusion (k = 60) of `bm25` and `dense` ([`dense::reciprocal_rank_fusion`]).
     Hybrid,
+    /// HippoRAG 2's static Personalized PageRank over the knowledge graph: fact seeds and dense
+    /// passage weights, no overlay ([`crate::catrag`], [`GraphMethod::HippoRag`]). Needs the
+    /// static embedder and [`Index::build_graph`].
+    Hipporag,
+    /// CatRAG: HippoRAG 2 plus symbolic anchoring, key-fact boost, coarse pruning and edge tiering
+    /// ([`crate::catrag`], [`GraphMethod::CatRag`]; ablations in [`CatragConfig`]). Needs the
+    /// static embedder and [`Index::build_graph`].
+    Catrag,
 }
 
 /// The embedders a method can need; an [`Index`] holds passage vectors for each one attached.
@@ -73,10 +98,12 @@ impl EmbedderSlot {
 
 impl Method {
     /// Every method's name, as accepted by `FromStr` and printed by `Display`.
-    pub const NAMES: &'static [&'static str] = &["bm25", "dense", "dense-minilm", "hybrid"];
+    pub const NAMES: &'static [&'static str] =
+        &["bm25", "dense", "dense-minilm", "hybrid", "hipporag", "catrag"];
 
     /// Every method, in the order of [`Method::NAMES`].
-    pub const ALL: [Method; 4] = [Method::Bm25, Method::Dense, Method::DenseMinilm, Method::Hybrid];
+    pub const ALL: [Method; 6] =
+        [Method::Bm25, Method::Dense, Method::DenseMinilm, Method::Hybrid, Method::Hipporag, Method::Catrag];
 
     /// The method's name.
     pub fn name(self) -> &'static str {
@@ -85,15 +112,28 @@ impl Method {
             Method::Dense => "dense",
             Method::DenseMinilm => "dense-minilm",
             Method::Hybrid => "hybrid",
+            Method::Hipporag => "hipporag",
+            Method::Catrag => "catrag",
         }
     }
 
-    /// The embedder whose passage vectors the method needs, if any.
+    /// The embedder whose passage vectors the method needs, if any (the graph methods use the
+    /// static embedder's passage vectors for their dense passage weights).
     pub fn embedder(self) -> Option<EmbedderSlot> {
         match self {
             Method::Bm25 => None,
-            Method::Dense | Method::Hybrid => Some(EmbedderSlot::Static),
+            Method::Dense | Method::Hybrid | Method::Hipporag | Method::Catrag => Some(EmbedderSlot::Static),
             Method::DenseMinilm => Some(EmbedderSlot::Minilm),
+        }
+    }
+
+    /// The graph method this is, if it walks the knowledge graph (then it also needs
+    /// [`Index::build_graph`]).
+    pub fn graph_method(self) -> Option<GraphMethod> {
+        match self {
+            Method::Hipporag => Some(GraphMethod::HippoRag),
+            Method::Catrag => Some(GraphMethod::CatRag),
+            _ => None,
         }
     }
 }
@@ -138,8 +178,37 @@ pub struct IndexStats {
     pub avg_passage_terms: f32,
     /// Bytes of title and text.
     pub text_bytes: usize,
-    /// Heap bytes of the index structures (BM25 and passage vectors), passages' own text excluded.
+    /// Heap bytes of the index structures (BM25, passage vectors and, once built, the knowledge
+    /// graph's CSR and entity/fact vectors), passages' own text excluded.
     pub index_bytes: usize,
+}
+
+/// A graph query's ranked passages and everything the graph step computed
+/// ([`Index::search_graph`]).
+#[derive(Debug, Clone)]
+pub struct GraphSearch {
+    /// The top passages, best first; ties by passage id.
+    pub hits: Vec<Hit>,
+    /// Seeds, anchors, overlay, PPR report, fallback… (see [`Retrieval`]).
+    pub retrieval: Retrieval,
+}
+
+/// A graph query explained ([`Index::explain`]): the hits, the query-level retrieval (seeds,
+/// anchors, overlay, PPR report), the entities with the most PPR mass, and per hit why it ranked.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchExplanation {
+    /// The method.
+    pub method: Method,
+    /// The tierer that ran, if any edge was tiered.
+    pub tierer: Option<String>,
+    /// The top passages, best first.
+    pub hits: Vec<Hit>,
+    /// The retrieval (per-node arrays omitted).
+    pub retrieval: Retrieval,
+    /// The entities with the most PPR mass in the whole graph.
+    pub top_entities: Vec<PathNode>,
+    /// One explanation per hit, in hit order.
+    pub passages: Vec<PassageExplanation>,
 }
 
 /// A corpus with its search structures, ready to query.
@@ -148,6 +217,8 @@ pub struct Index {
     analyzer: Analyzer,
     bm25: Bm25,
     dense: [Option<DenseField>; 2],
+    config: IndexConfig,
+    graph: Option<KnowledgeGraph>,
 }
 
 impl std::fmt::Debug for Index {
@@ -156,6 +227,7 @@ impl std::fmt::Debug for Index {
             .field("passages", &self.corpus.len())
             .field("bm25_terms", &self.bm25.num_terms())
             .field("embedders", &self.embedders())
+            .field("graph", &self.graph)
             .finish()
     }
 }
@@ -191,9 +263,198 @@ impl Index {
         config: &IndexConfig,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Index> {
+        config.graph.validate()?;
+        config.catrag.validate()?;
         let analyzer = Analyzer::english();
         let bm25 = Bm25::build(corpus, &analyzer, config.bm25, progress)?;
-        Ok(Index { corpus: std::mem::take(corpus), analyzer, bm25, dense: [None, None] })
+        Ok(Index {
+            corpus: std::mem::take(corpus),
+            analyzer,
+            bm25,
+            dense: [None, None],
+            config: config.clone(),
+            graph: None,
+        })
+    }
+
+    /// The configuration the index was built with (its `catrag` part as last set).
+    pub fn config(&self) -> &IndexConfig {
+        &self.config
+    }
+
+    /// Replace the graph methods' query-time configuration (for example to switch an ablation
+    /// on). Takes effect from the next search.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when `config` is out of range; the index is unchanged then.
+    pub fn set_catrag_config(&mut self, config: CatragConfig) -> Result<()> {
+        config.validate()?;
+        self.config.catrag = config;
+        Ok(())
+    }
+
+    /// Build the knowledge graph (METHOD.md §1) for the graph methods: rule-based OpenIE over
+    /// every passage ([`crate::extract::extract_corpus`]), then [`GraphBuilder`] with `embedder`
+    /// (the static embedder by default; queries are embedded with it too) and the index's
+    /// [`GraphConfig`]. Replaces any graph built before. `progress(stage, done, total)` reports
+    /// each long step.
+    ///
+    /// # Errors
+    /// [`Error::Model`] if the text pipeline's resources fail to load; the graph builder's and
+    /// the embedder's errors. The index keeps its previous graph (if any) on error.
+    pub fn build_graph(
+        &mut self,
+        embedder: Rc<dyn Embedder>,
+        progress: &mut dyn FnMut(GraphStage, usize, usize),
+    ) -> Result<&GraphBuildReport> {
+        let pipeline = Pipeline::english()?;
+        let clock = Stopwatch::start();
+        let out = crate::extract::extract_corpus(&pipeline, &self.corpus, &mut |d, t| {
+            progress(GraphStage::Extracting, d, t)
+        });
+        let extract_ms = clock.ms();
+        self.build_graph_from_triples(embedder, &out.triples, Some(out.stats), progress)?;
+        if let Some(g) = &mut self.graph {
+            g.report.extract_ms = extract_ms;
+        }
+        self.graph.as_ref().map(|g| &g.report).ok_or(Error::NotBuilt)
+    }
+
+    /// Build the knowledge graph from ready-made `triples` (each naming a corpus passage index),
+    /// as [`Index::build_graph`] does after extraction. `extract` is kept in the report.
+    ///
+    /// # Errors
+    /// [`Error::Passage`] when a triple names a passage index outside the corpus; the graph
+    /// builder's and the embedder's errors. The index keeps its previous graph on error.
+    pub fn build_graph_from_triples(
+        &mut self,
+        embedder: Rc<dyn Embedder>,
+        triples: &[Triple],
+        extract: Option<ExtractStats>,
+        progress: &mut dyn FnMut(GraphStage, usize, usize),
+    ) -> Result<&GraphBuildReport> {
+        let pipeline = Pipeline::english()?;
+        let mut report = GraphBuildReport { triples: triples.len(), extract, ..GraphBuildReport::default() };
+        let mut builder = GraphBuilder::new(self.config.graph.clone())?;
+        let clock = Stopwatch::start();
+        report.add = builder.add_passages(0, self.corpus.passages(), triples)?;
+        report.add_ms = clock.ms();
+        let clock = Stopwatch::start();
+        builder.embed(embedder.as_ref(), &mut |d, t| progress(GraphStage::Embedding, d, t))?;
+        report.embed_ms = clock.ms();
+        let clock = Stopwatch::start();
+        report.synonyms = builder.link_synonyms(&mut |d, t| progress(GraphStage::Synonyms, d, t))?;
+        report.synonyms_ms = clock.ms();
+        let clock = Stopwatch::start();
+        let graph = builder.finish()?;
+        report.csr_ms = clock.ms();
+        report.counts = graph.counts();
+        self.graph = Some(KnowledgeGraph::new(graph, embedder, pipeline, report));
+        self.graph.as_ref().map(|g| &g.report).ok_or(Error::NotBuilt)
+    }
+
+    /// Take the knowledge graph out of this index, to carry it over to the next index built over
+    /// a grown corpus ([`Index::extend_graph`]).
+    pub fn take_graph(&mut self) -> Option<KnowledgeGraph> {
+        self.graph.take()
+    }
+
+    /// Adopt `old`, a knowledge graph built over the first `n` passages of this corpus (the
+    /// previous index's, from [`Index::take_graph`]), and add passages `n..` to it (METHOD.md §1;
+    /// issue 4's incremental add): only the new passages are run through OpenIE, only their new
+    /// entities and facts are embedded, and only the new entities are compared with all others
+    /// for synonym edges ([`Graph::extend`]); the result equals a full [`Index::build_graph`].
+    /// With no new passage the graph is adopted as it is. The report's counts and extraction
+    /// stats cover the whole graph; its times cover this call only.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when `old` covers more passages than this corpus has (it was built over
+    /// another corpus; build afresh instead); the extractor's, builder's and embedder's errors.
+    /// This index keeps no graph on error.
+    pub fn extend_graph(
+        &mut self,
+        old: KnowledgeGraph,
+        progress: &mut dyn FnMut(GraphStage, usize, usize),
+    ) -> Result<&GraphBuildReport> {
+        let first = old.report.counts.passages;
+        let total = self.corpus.len();
+        if first > total {
+            return Err(Error::Config(format!(
+                "the knowledge graph covers {first} passages but the corpus has {total}: build the graph again"
+            )));
+        }
+        self.graph = None;
+        let KnowledgeGraph { graph, embedder, pipeline, mut report, tierer, .. } = old;
+        if first == total {
+            let mut kg = KnowledgeGraph::new(graph, embedder, pipeline, report);
+            kg.tierer = tierer;
+            self.graph = Some(kg);
+            return self.graph.as_ref().map(|g| &g.report).ok_or(Error::NotBuilt);
+        }
+        let new = self.corpus.passages().get(first..).unwrap_or(&[]);
+        let first_index = u32::try_from(first)
+            .map_err(|_| Error::Config(format!("{first} passages exceed the graph's u32 passage ids")))?;
+        let clock = Stopwatch::start();
+        let mut extractor = crate::extract::RuleExtractor::new(pipeline);
+        let mut triples = Vec::new();
+        let mut stats = report.extract.take().unwrap_or_default();
+        for (i, p) in new.iter().enumerate() {
+            let before = triples.len();
+            let info = extractor.extract_into(first_index + i as u32, &p.title, &p.text, &mut triples);
+            stats.passages += 1;
+            if info.english {
+                stats.english_passages += 1;
+            } else {
+                stats.non_english_passages += 1;
+            }
+            stats.sentences += info.sentences;
+            stats.triples += triples.len() - before;
+            progress(GraphStage::Extracting, i + 1, new.len());
+        }
+        let extract_ms = clock.ms();
+        let clock = Stopwatch::start();
+        let (graph, add) = graph.extend(first_index, new, &triples, embedder.as_ref(), &mut |step, d, t| {
+            let stage = match step {
+                crate::graph::BuildStep::Embedding => GraphStage::Embedding,
+                crate::graph::BuildStep::Synonyms => GraphStage::Synonyms,
+            };
+            progress(stage, d, t)
+        })?;
+        let extend_ms = clock.ms();
+        report.triples += triples.len();
+        report.extract = Some(stats);
+        report.add = add;
+        report.counts = graph.counts();
+        report.extract_ms = extract_ms;
+        report.add_ms = extend_ms;
+        report.embed_ms = None;
+        report.synonyms_ms = None;
+        report.csr_ms = None;
+        let mut kg = KnowledgeGraph::new(graph, embedder, pipeline, report);
+        kg.tierer = tierer;
+        self.graph = Some(kg);
+        self.graph.as_ref().map(|g| &g.report).ok_or(Error::NotBuilt)
+    }
+
+    /// The knowledge graph, once built.
+    pub fn graph(&self) -> Option<&Graph> {
+        self.graph.as_ref().map(|g| &g.graph)
+    }
+
+    /// The knowledge graph with its embedder, build report and hubs, once built.
+    pub fn knowledge_graph(&self) -> Option<&KnowledgeGraph> {
+        self.graph.as_ref()
+    }
+
+    /// Use `tierer` for CatRAG's edge tiering instead of the offline
+    /// [`EmbeddingSimilarityTierer`] (for example an LLM tierer). Kept until the graph is rebuilt.
+    ///
+    /// # Errors
+    /// [`Error::MissingGraph`] when no graph is built.
+    pub fn set_edge_tierer(&mut self, tierer: Box<dyn EdgeTierer>) -> Result<()> {
+        let g = self.graph.as_mut().ok_or(Error::MissingGraph { method: "catrag".into() })?;
+        g.tierer = Some(tierer);
+        Ok(())
     }
 
     /// Give the corpus back (to add passages and build again).
@@ -225,7 +486,12 @@ impl Index {
             avg_passage_terms: self.bm25.avgdl(),
             text_bytes: self.corpus.text_bytes(),
             index_bytes: self.bm25.heap_bytes()
-                + self.dense.iter().flatten().map(DenseField::heap_bytes).sum::<usize>(),
+                + self.dense.iter().flatten().map(DenseField::heap_bytes).sum::<usize>()
+                + self.graph.as_ref().map_or(0, |g| {
+                    // CSR (4 + 4 + 1 bytes per arc) and the entity and fact vectors.
+                    let v = |m: &VectorMatrix| std::mem::size_of_val(m.as_slice());
+                    g.graph.counts().arcs * 9 + v(g.graph.entity_vectors()) + v(g.graph.fact_vectors())
+                }),
         }
     }
 
@@ -292,21 +558,29 @@ impl Index {
         self.dense[slot.index()].as_ref()
     }
 
-    /// Whether `method` can run on this index (its embedder, if it needs one, is attached).
+    /// Whether `method` can run on this index: its embedder, if it needs one, is attached, and for
+    /// the graph methods (`hipporag`, `catrag`) the knowledge graph is built.
     pub fn supports(&self, method: Method) -> bool {
-        method.embedder().is_none_or(|slot| self.dense[slot.index()].is_some())
+        method.embedder().map_or(true, |slot| self.dense[slot.index()].is_some())
+            && (method.graph_method().is_none() || self.graph.is_some())
     }
 
     /// The top `k` passages for `query` by `method`, best first; ties break by passage id.
     ///
     /// BM25 returns fewer than `k` hits when fewer passages share a term with the query (none
     /// for a query of stop words only). Dense methods score every passage (cosine in [-1, 1]);
-    /// `hybrid` fuses the top [`RRF_DEPTH`] of each (score Σ 1/(60 + rank)).
+    /// `hybrid` fuses the top [`RRF_DEPTH`] of each (score Σ 1/(60 + rank)). The graph methods
+    /// rank every passage by PPR mass (in (0, 1]; or by dense cosine when the query has no seed,
+    /// see [`Index::search_graph`]).
     ///
     /// # Errors
-    /// [`Error::MissingEmbedder`] when the method's embedder is not attached; the embedder's own
-    /// error when it fails on the query.
+    /// [`Error::MissingEmbedder`] when the method's embedder is not attached;
+    /// [`Error::MissingGraph`] when a graph method is asked before [`Index::build_graph`]; the
+    /// embedder's own error when it fails on the query.
     pub fn search(&self, query: &str, k: usize, method: Method) -> Result<Vec<Hit>> {
+        if method.graph_method().is_some() {
+            return Ok(self.search_graph(query, k, method)?.hits);
+        }
         let scored = match method {
             Method::Bm25 => self.bm25.score_all(&self.analyzer.terms(query)),
             Method::Dense | Method::DenseMinilm => self.field(method)?.score_all(query)?,
@@ -316,8 +590,95 @@ impl Index {
                 let dense = top_k(self.field(method)?.score_all(query)?, depth, &self.corpus);
                 reciprocal_rank_fusion(&[&lexical, &dense], RRF_K)
             }
+            Method::Hipporag | Method::Catrag => Vec::new(), // handled above
         };
         Ok(top_k(scored, k, &self.corpus))
+    }
+
+    /// A graph method's search with everything the graph step computed (METHOD.md §2–3;
+    /// [`crate::catrag::Retriever::retrieve`]): the query is embedded once with the static
+    /// embedder for the dense passage weights (and with the graph's embedder for the facts, if
+    /// that is another one), its mentions are found by the text pipeline's query NER (CatRAG with
+    /// anchoring on), and every passage is ranked by its PPR mass, ties by passage id. Duplicate
+    /// passages share one graph node and its score.
+    ///
+    /// # Errors
+    /// [`Error::UnknownMethod`] for a method that is not a graph method;
+    /// [`Error::MissingEmbedder`] without the static embedder's passage vectors;
+    /// [`Error::MissingGraph`] before [`Index::build_graph`]; the embedder's errors.
+    pub fn search_graph(&self, query: &str, k: usize, method: Method) -> Result<GraphSearch> {
+        let gm = method.graph_method().ok_or_else(|| Error::UnknownMethod {
+            name: method.name().to_string(),
+            known: "hipporag, catrag".into(),
+        })?;
+        let field = self.field(method)?;
+        let kg = self.graph.as_ref().ok_or(Error::MissingGraph { method: method.name().to_string() })?;
+        let q = field.embedder().embed(query)?;
+        let passage_scores =
+            if field.vectors().is_empty() { Vec::new() } else { field.vectors().scores(&q)? };
+        let graph_q =
+            if Rc::ptr_eq(field.embedder(), &kg.embedder) { q } else { kg.embedder.embed(query)? };
+        let cfg = &self.config.catrag;
+        let mentions = if gm == GraphMethod::CatRag && !cfg.no_anchor {
+            kg.pipeline.query_entities(query)
+        } else {
+            Vec::new()
+        };
+        let input = QueryInput {
+            query,
+            query_vector: &graph_q,
+            passage_scores: &passage_scores,
+            mentions: &mentions,
+        };
+        let fallback_tierer = EmbeddingSimilarityTierer { thresholds: cfg.similarity_tiers };
+        let tierer: &dyn EdgeTierer = kg.tierer.as_deref().unwrap_or(&fallback_tierer);
+        let retrieval = match kg.retriever.try_borrow_mut() {
+            Ok(mut r) => r.retrieve(&kg.graph, gm, &input, kg.embedder.as_ref(), tierer, cfg)?,
+            Err(_) => Retriever::new().retrieve(&kg.graph, gm, &input, kg.embedder.as_ref(), tierer, cfg)?,
+        };
+        // Passage node scores → corpus passages, ranked in f64, ties by passage id.
+        let graph = &kg.graph;
+        let mut scored: Vec<(u32, f64)> = Vec::with_capacity(self.corpus.len());
+        for (&node, &s) in graph.passage_nodes().iter().zip(&retrieval.passage_scores) {
+            for &i in graph.passage_indices(node) {
+                scored.push((i, if s.is_finite() { s } else { f64::NEG_INFINITY }));
+            }
+        }
+        let hits = top_k_f64(scored, k, &self.corpus);
+        Ok(GraphSearch { hits, retrieval })
+    }
+
+    /// [`Index::search_graph`] and an explanation of every hit ([`crate::catrag::explain()`]):
+    /// its seeds, its entities by PPR mass and the best paths from a seed to it, with each arc's
+    /// type, weight and multiplier; plus the entities with the most mass overall.
+    ///
+    /// # Errors
+    /// As [`Index::search_graph`].
+    pub fn explain(
+        &self,
+        query: &str,
+        k: usize,
+        method: Method,
+        config: &ExplainConfig,
+    ) -> Result<SearchExplanation> {
+        let found = self.search_graph(query, k, method)?;
+        let kg = self.graph.as_ref().ok_or(Error::MissingGraph { method: method.name().to_string() })?;
+        let graph = &kg.graph;
+        let damping = self.config.catrag.ppr.damping;
+        let mut passages = Vec::with_capacity(found.hits.len());
+        for h in &found.hits {
+            if let Some(node) = graph.passage_node(h.passage) {
+                passages.push(explain(graph, &found.retrieval, node, damping, config)?);
+            }
+        }
+        Ok(SearchExplanation {
+            method,
+            tierer: found.retrieval.tierer.clone(),
+            hits: found.hits,
+            top_entities: top_entities(graph, &found.retrieval, config.top_entities),
+            retrieval: found.retrieval,
+            passages,
+        })
     }
 
     fn field(&self, method: Method) -> Result<&DenseField> {
@@ -361,6 +722,27 @@ fn rank_order(corpus: &Corpus) -> impl Fn(&(u32, f32), &(u32, f32)) -> Ordering 
     }
 }
 
+/// The best `k` of `scored` (f64 scores) in rank order (score descending, then passage id),
+/// scores then narrowed to `f32` for the [`Hit`]s.
+fn top_k_f64(mut scored: Vec<(u32, f64)>, k: usize, corpus: &Corpus) -> Vec<Hit> {
+    let cmp = |a: &(u32, f64), b: &(u32, f64)| {
+        b.1.partial_cmp(&a.1).unwrap_or(Ordering::Equal).then_with(|| {
+            let ia = corpus.get(a.0).map(|p| p.id.as_str());
+            let ib = corpus.get(b.0).map(|p| p.id.as_str());
+            ia.cmp(&ib)
+        })
+    };
+    if k == 0 {
+        return Vec::new();
+    }
+    if scored.len() > k {
+        scored.select_nth_unstable_by(k - 1, cmp);
+        scored.truncate(k);
+    }
+    scored.sort_unstable_by(cmp);
+    scored.into_iter().map(|(passage, score)| Hit { passage, score: score as f32 }).collect()
+}
+
 /// The best `k` of `scored` in rank order.
 pub(crate) fn top_k(mut scored: Vec<(u32, f32)>, k: usize, corpus: &Corpus) -> Vec<Hit> {
     let cmp = rank_order(corpus);
@@ -374,3 +756,6 @@ pub(crate) fn top_k(mut scored: Vec<(u32, f32)>, k: usize, corpus: &Corpus) -> V
     scored.sort_unstable_by(&cmp);
     scored.into_iter().map(|(passage, score)| Hit { passage, score }).collect()
 }
+
+#[cfg(test)]
+mod graph_tests;

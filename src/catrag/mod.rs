@@ -1,0 +1,671 @@
+//! Query-time graph retrieval: HippoRAG 2's static PPR and CatRAG's context-aware traversal
+//! (ARCHITECTURE.md, module `catrag`; METHOD.md §2–3).
+//!
+//! Sources: CatRAG — Lau et al., 2026, "Breaking the Static Graph: Context-Aware Traversal for
+//! Robust Retrieval-Augmented Generation" (ACL Findings 2026, arXiv 2602.01965), §3; HippoRAG 2 —
+//! Gutiérrez et al., 2025, "From RAG to Memory", §3.
+//!
+//! One query, given the knowledge graph ([`crate::graph::Graph`]), the query's vector, every
+//! passage's dense score and the query's entity mentions:
+//!
+//! 1. **Seeds, channel A** ([`seeds`]): score every fact by cosine with the query, keep the top
+//!    [`CatragConfig::linking_top_k`] (5); each entity of a kept fact gets the fact's min–max
+//!    normalised score ÷ |passages containing the entity|, averaged over its facts; the top
+//!    [`CatragConfig::seed_top_k`] (5) entities are seeds. Every passage node gets
+//!    [`CatragConfig::passage_node_weight`] (0.05) × its min–max normalised dense score.
+//! 2. **Seeds, channel B: symbolic anchoring** ([`anchor`], CatRAG only): each query mention is
+//!    mapped to an entity node (exact normalised match, else embedding match ≥
+//!    [`CatragConfig::anchor_threshold`], 0.9; unmatched mentions are dropped) and gets
+//!    [`CatragConfig::epsilon`] (0.2) ÷ |passages containing it| added to its teleport weight.
+//! 3. **Key-fact passage weight enhancement** ([`boost`], CatRAG only): context arcs from a seed
+//!    fact's entity to a passage stating that fact × (1 + β), β = 2.5, capped at 2·(1 + β).
+//! 4. **Coarse edge pruning** ([`prune`], CatRAG only): for each of the top
+//!    [`CatragConfig::tier_seeds`] (5) seeds with more than [`CatragConfig::k_edge`] (15)
+//!    relation edges, keep the 15 whose joining fact is closest to the query; the rest get the
+//!    Weak multiplier (0.25).
+//! 5. **Dynamic edge weighting** ([`tier`], CatRAG only): the surviving seed→neighbour relation
+//!    edges are tiered by an [`EdgeTierer`] into {Irrelevant 0, Weak 0.25, High 2.5, Direct 5.0}.
+//!    Offline, [`EmbeddingSimilarityTierer`] stands in for CatRAG's LLM (and says so).
+//! 6. **PPR** ([`crate::ppr`], METHOD.md §2): the teleport vector (seeds + passage weights) and
+//!    the per-query [`ArcOverlay`] of steps 3–5 (the stored graph is never mutated), damping 0.5;
+//!    passage nodes are ranked by their PPR mass.
+//!
+//! `hipporag` ([`GraphMethod::HippoRag`]) is steps 1 and 6 with no overlay: HippoRAG 2's static
+//! PPR, the baseline CatRAG modifies. `catrag` ([`GraphMethod::CatRag`]) is all six; the
+//! ablation flags [`CatragConfig::no_anchor`], [`no_boost`](CatragConfig::no_boost),
+//! [`no_prune`](CatragConfig::no_prune) and [`no_tier`](CatragConfig::no_tier) turn steps 2–5 off
+//! one by one.
+//!
+//! **Failure handling** (METHOD.md §3): no entity seed (no facts, no anchors) ⇒ dense passage
+//! ranking, as HippoRAG 2 does when no fact survives ([`Fallback::NoSeeds`]); an all-zero teleport
+//! ⇒ dense ranking ([`Fallback::ZeroTeleport`]); never an assertion or a panic. PPR not converged
+//! ⇒ the overlay's multipliers are floored at 1e-6 (no arc fully removed) and PPR runs once more;
+//! both facts are reported ([`Retrieval::floored`], [`Retrieval::ppr`]).
+//!
+//! Every step's output is kept in the [`Retrieval`] so that [`explain()`] can say why a passage
+//! ranked where it did (seeds, top entities, paths with their multipliers).
+
+pub mod anchor;
+pub mod boost;
+pub mod explain;
+pub mod prune;
+pub mod seeds;
+#[cfg(test)]
+mod tests;
+pub mod tier;
+
+use std::cmp::Ordering;
+
+use serde::{Deserialize, Serialize};
+
+use crate::embed::Embedder;
+use crate::error::{Error, Result};
+use crate::graph::{EdgeType, Graph, NodeRef};
+use crate::ppr::{ArcOverlay, CsrGraph, PprConfig, PprReport, PprSolver};
+use crate::text::Mention;
+
+pub use anchor::{Anchor, MatchKind};
+pub use explain::{
+    explain, fact_cosine_quantiles, hub_nodes, mass_shares, top_entities, CosineQuantiles, ExplainConfig,
+    MassShares, PassageExplanation, PathEdge, PathNode, SeedPath,
+};
+pub use seeds::ScoredFact;
+pub use tier::{
+    EdgeTierer, EmbeddingSimilarityTierer, SimilarityTierThresholds, Tier, TierCandidate, TierMultipliers,
+    TierRequest,
+};
+
+/// Which graph retrieval method runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GraphMethod {
+    /// HippoRAG 2's static PPR: channel A seeds, no overlay (HippoRAG 2 §3).
+    HippoRag,
+    /// CatRAG: channel A + symbolic anchoring, key-fact boost, pruning and tiering (CatRAG §3),
+    /// each subject to its ablation flag.
+    CatRag,
+}
+
+impl GraphMethod {
+    /// `hipporag` or `catrag`.
+    pub fn name(self) -> &'static str {
+        match self {
+            GraphMethod::HippoRag => "hipporag",
+            GraphMethod::CatRag => "catrag",
+        }
+    }
+}
+
+/// Every parameter of the query-time steps, with the papers' defaults (METHOD.md §3). Serde
+/// names are the field names; `{}` is the default configuration; unknown keys are an error.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CatragConfig {
+    /// Seed facts kept by cosine with the query (HippoRAG 2 `linking_top_k`). Default 5.
+    pub linking_top_k: usize,
+    /// Entities kept as channel A seeds, by weight. Default 5.
+    pub seed_top_k: usize,
+    /// Passage node teleport weight × min–max normalised dense score (HippoRAG 2
+    /// `passage_node_weight`). Default 0.05. Finite, ≥ 0.
+    pub passage_node_weight: f64,
+    /// Symbolic anchoring weight ε: an anchored entity gets ε ÷ |its passages| (CatRAG §3
+    /// "Symbolic Anchoring"). Default 0.2. Finite, ≥ 0; above 0.5 it outweighs the fact seeds and
+    /// anchoring degenerates into exact-match retrieval ([`CatragConfig::warnings`]).
+    pub epsilon: f64,
+    /// Lowest cosine between a mention's vector and an entity name's vector for an embedding
+    /// match (after no exact match). Default 0.9, set from the precision of the matches (see
+    /// [`anchor`]). In [-1, 1]; 1 keeps exact matches only.
+    pub anchor_threshold: f32,
+    /// Key-fact boost β: context arcs to passages holding a seed fact × (1 + β), capped at
+    /// 2·(1 + β) (CatRAG §3 "Key-Fact Passage Weight Enhancement"). Default 2.5. Finite, ≥ 0.
+    pub key_fact_boost: f64,
+    /// Rescale a boosted entity's context arcs to keep their total weight (what CatRAG's released
+    /// code does) instead of plain multiplication (METHOD.md). Default false.
+    pub boost_preserve_mass: bool,
+    /// Seeds whose edges are pruned and tiered, the top by teleport weight (N_seed). Default 5.
+    pub tier_seeds: usize,
+    /// Coarse pruning: a seed keeps at most this many relation edges for tiering (K_edge); the
+    /// rest get the Weak multiplier. Default 15.
+    pub k_edge: usize,
+    /// Multipliers of the four tiers. Default {0, 0.25, 2.5, 5.0}.
+    pub tiers: TierMultipliers,
+    /// Thresholds of the offline [`EmbeddingSimilarityTierer`].
+    pub similarity_tiers: SimilarityTierThresholds,
+    /// Personalized PageRank (damping 0.5, tolerance 1e-8, 50 iterations, power iteration).
+    pub ppr: PprConfig,
+    /// Ablation: no symbolic anchoring (channel B off).
+    pub no_anchor: bool,
+    /// Ablation: no key-fact passage weight enhancement.
+    pub no_boost: bool,
+    /// Ablation: no coarse pruning (every relation edge of a tiered seed is tiered).
+    pub no_prune: bool,
+    /// Ablation: no dynamic edge weighting (pruned edges are still demoted to Weak).
+    pub no_tier: bool,
+}
+
+impl Default for CatragConfig {
+    fn default() -> Self {
+        CatragConfig {
+            linking_top_k: 5,
+            seed_top_k: 5,
+            passage_node_weight: 0.05,
+            epsilon: 0.2,
+            anchor_threshold: 0.9,
+            key_fact_boost: 2.5,
+            boost_preserve_mass: false,
+            tier_seeds: 5,
+            k_edge: 15,
+            tiers: TierMultipliers::default(),
+            similarity_tiers: SimilarityTierThresholds::default(),
+            ppr: PprConfig::default(),
+            no_anchor: false,
+            no_boost: false,
+            no_prune: false,
+            no_tier: false,
+        }
+    }
+}
+
+impl CatragConfig {
+    /// Check every range stated on the fields.
+    ///
+    /// # Errors
+    /// [`Error::Config`] naming the first field out of range.
+    pub fn validate(&self) -> Result<()> {
+        for (name, v) in [
+            ("passage_node_weight", self.passage_node_weight),
+            ("epsilon", self.epsilon),
+            ("key_fact_boost", self.key_fact_boost),
+        ] {
+            if !(v.is_finite() && v >= 0.0) {
+                return Err(Error::Config(format!("catrag.{name} must be a finite number ≥ 0, got {v}")));
+            }
+        }
+        let t = self.anchor_threshold;
+        if !(t.is_finite() && (-1.0..=1.0).contains(&t)) {
+            return Err(Error::Config(format!("catrag.anchor_threshold must be in [-1, 1], got {t}")));
+        }
+        self.tiers.validate()?;
+        self.similarity_tiers.validate()?;
+        self.ppr.validate()
+    }
+
+    /// Settings that are valid but probably not meant (METHOD.md §3: ε above 0.5 collapses
+    /// anchoring to exact match). Empty when there is nothing to say.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        if self.epsilon > 0.5 {
+            out.push(format!(
+                "catrag.epsilon = {} is above 0.5: anchored entities then outweigh the fact seeds and retrieval collapses to exact entity match",
+                self.epsilon
+            ));
+        }
+        out
+    }
+
+    /// The ablation flags that are on, as CLI flags (`--no-anchor`, …), for labels.
+    pub fn ablations(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        for (on, flag) in [
+            (self.no_anchor, "--no-anchor"),
+            (self.no_boost, "--no-boost"),
+            (self.no_prune, "--no-prune"),
+            (self.no_tier, "--no-tier"),
+        ] {
+            if on {
+                out.push(flag);
+            }
+        }
+        out
+    }
+}
+
+/// What one query gives the graph retriever.
+#[derive(Clone, Copy)]
+pub struct QueryInput<'a> {
+    /// The query text (for the tierer).
+    pub query: &'a str,
+    /// The query's vector from the graph's embedder (the one that embedded its facts and
+    /// entities), unit length, `[dim]`.
+    pub query_vector: &'a [f32],
+    /// Dense cosine of the query with every corpus passage, `[corpus passages]` (corpus order):
+    /// the passage nodes' teleport weights and the fallback ranking.
+    pub passage_scores: &'a [f32],
+    /// The query's entity mentions ([`crate::text::Pipeline::query_entities`]), for anchoring.
+    pub mentions: &'a [Mention],
+}
+
+/// Where a seed's teleport weight came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SeedChannel {
+    /// Channel A only (an entity of a top fact).
+    Facts,
+    /// Channel B only (a query mention anchored to it).
+    Anchor,
+    /// Both.
+    Both,
+}
+
+/// An entity seed of the teleport vector.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Seed {
+    /// Entity node id.
+    pub node: u32,
+    /// Its display name.
+    pub name: String,
+    /// Channel A weight (0 when not a fact seed).
+    pub facts_weight: f64,
+    /// Channel B weight (0 when not anchored).
+    pub anchor_weight: f64,
+    /// `facts_weight + anchor_weight`: its teleport entry before normalisation.
+    pub weight: f64,
+    /// Its share of the whole teleport vector (passage weights included), in [0, 1].
+    pub share: f64,
+    /// Which channels seeded it.
+    pub channel: SeedChannel,
+}
+
+/// Why an overlay entry exists.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum OverlayCause {
+    /// Key-fact passage weight enhancement (`key_facts` seed facts of the entity in the passage;
+    /// 0 for arcs only rescaled under `boost_preserve_mass`).
+    KeyFactBoost {
+        /// Seed facts of the entity stated by the passage.
+        key_facts: u32,
+    },
+    /// Demoted to Weak by coarse pruning.
+    Pruned,
+    /// Tiered by the edge tierer.
+    Tiered {
+        /// The tier.
+        tier: Tier,
+    },
+}
+
+/// One arc whose weight this query changed.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct OverlayArc {
+    /// Arc index in the CSR.
+    pub arc: u32,
+    /// Source node.
+    pub from: u32,
+    /// Target node.
+    pub to: u32,
+    /// The arc's type.
+    pub edge_type: EdgeType,
+    /// Its stored (static) weight.
+    pub static_weight: f32,
+    /// The multiplier applied for this query.
+    pub multiplier: f32,
+    /// Why.
+    pub cause: OverlayCause,
+}
+
+/// Why the result is the dense ranking instead of PPR.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Fallback {
+    /// No entity seed: no fact in the graph (or none scored) and no anchored mention. HippoRAG 2
+    /// returns the dense ranking in this case.
+    NoSeeds,
+    /// The teleport vector summed to zero.
+    ZeroTeleport,
+}
+
+/// Everything one graph query computed (serialisable for the page and the CLI; the per-node
+/// arrays are skipped). Its passage scores rank the passages; [`explain()`] reads the rest.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Retrieval {
+    /// The method that ran.
+    pub method: GraphMethod,
+    /// The ablation flags that were on (CatRAG only).
+    pub ablations: Vec<&'static str>,
+    /// The seed facts, best first.
+    pub facts: Vec<ScoredFact>,
+    /// Entity seeds, by weight descending (ties: node id).
+    pub seeds: Vec<Seed>,
+    /// Every query mention and its anchoring (CatRAG with anchoring on; else empty).
+    pub anchors: Vec<Anchor>,
+    /// Arcs reweighted for this query, in the order the steps produced them (boost, then per
+    /// tiered seed: pruned, tiered).
+    pub overlay: Vec<OverlayArc>,
+    /// The tierer that ran (its [`EdgeTierer::name`]), `None` when no edge was tiered.
+    pub tierer: Option<String>,
+    /// Seed batches whose tiering failed (treated as Weak).
+    pub tier_failures: usize,
+    /// The PPR run's report (`None` on fallback).
+    pub ppr: Option<PprReport>,
+    /// PPR did not converge and was rerun with multipliers floored at 1e-6.
+    pub floored: bool,
+    /// Set when the ranking is the dense one.
+    pub fallback: Option<Fallback>,
+    /// Things worth telling the user (ε above 0.5, PPR not converged after the retry).
+    pub warnings: Vec<String>,
+    /// The score of every passage node, `[passage nodes]` in [`Graph::passage_nodes`] order:
+    /// PPR mass, or the dense cosine on fallback.
+    #[serde(skip)]
+    pub passage_scores: Vec<f64>,
+    /// PPR mass of every node, `[nodes]`, summing to 1 (empty on fallback).
+    #[serde(skip)]
+    pub node_scores: Vec<f64>,
+    /// The normalised teleport vector, `[nodes]` (empty on fallback).
+    #[serde(skip)]
+    pub teleport: Vec<f64>,
+}
+
+impl Retrieval {
+    /// The top `k` passage nodes by score: `(passage node, score)`, score descending, ties by
+    /// passage ordinal (creation order). Callers that need ties by passage id re-sort.
+    pub fn top_passages(&self, graph: &Graph, k: usize) -> Vec<(u32, f64)> {
+        let mut order: Vec<(u32, f64)> = graph
+            .passage_nodes()
+            .iter()
+            .zip(&self.passage_scores)
+            .map(|(&n, &s)| (n, if s.is_finite() { s } else { f64::NEG_INFINITY }))
+            .collect();
+        order.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(Ordering::Equal).then(a.0.cmp(&b.0)));
+        order.truncate(k);
+        order
+    }
+}
+
+/// The display name of a node: an entity's name, or `passage #i` with its first corpus index.
+pub fn node_name(graph: &Graph, node: u32) -> String {
+    match graph.node(node) {
+        Some(NodeRef::Entity { name, .. }) => name.to_string(),
+        Some(NodeRef::Passage { passages }) => {
+            passages.first().map_or_else(|| "passage".to_string(), |i| format!("passage #{i}"))
+        }
+        None => format!("node {node}"),
+    }
+}
+
+/// Runs graph queries, keeping the PPR solver's buffers between them (one per thread/worker).
+#[derive(Debug, Clone, Default)]
+pub struct Retriever {
+    solver: PprSolver,
+}
+
+impl Retriever {
+    /// A fresh retriever.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// One query (module docs, steps 1–6): `hipporag` or `catrag` over `graph`.
+    ///
+    /// `embedder` is the graph's embedder (for embedding query mentions when anchoring); `tierer`
+    /// tiers edges (CatRAG only). The stored graph is not modified.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for an invalid `config`, a query vector of the wrong dimension, or dense
+    /// scores that do not cover the graph's passages; the embedder's errors (anchoring);
+    /// [`Error::PprInput`] should the graph's arrays be inconsistent. An all-zero teleport or a
+    /// query without seeds is not an error: the result is the dense ranking
+    /// ([`Retrieval::fallback`]).
+    pub fn retrieve(
+        &mut self,
+        graph: &Graph,
+        method: GraphMethod,
+        input: &QueryInput<'_>,
+        embedder: &dyn Embedder,
+        tierer: &dyn EdgeTierer,
+        config: &CatragConfig,
+    ) -> Result<Retrieval> {
+        config.validate()?;
+        let catrag = method == GraphMethod::CatRag;
+        let dim = graph.fact_vectors().dim().max(graph.entity_vectors().dim());
+        if dim != 0 && input.query_vector.len() != dim {
+            return Err(Error::Config(format!(
+                "the query vector has {} dimensions and the graph's vectors {dim}: query with the embedder the graph was built with",
+                input.query_vector.len()
+            )));
+        }
+
+        // Step 1: channel A.
+        // A zero query vector (nothing the embedder knows) ranks every fact equally: no seed
+        // facts rather than arbitrary ones.
+        let cosines = seeds::fact_cosines(graph, input.query_vector)?;
+        let facts = if crate::embed::is_zero(input.query_vector) {
+            Vec::new()
+        } else {
+            seeds::top_facts(&cosines, config.linking_top_k)
+        };
+        let passage_weights =
+            seeds::passage_weights(graph, input.passage_scores, config.passage_node_weight)?;
+        let mut seed_list: Vec<Seed> = seeds::entity_weights(graph, &facts, config.seed_top_k)
+            .into_iter()
+            .map(|(node, w)| Seed {
+                node,
+                name: node_name(graph, node),
+                facts_weight: w,
+                anchor_weight: 0.0,
+                weight: w,
+                share: 0.0,
+                channel: SeedChannel::Facts,
+            })
+            .collect();
+
+        // Step 2: channel B.
+        let anchors = if catrag && !config.no_anchor {
+            anchor::anchor_mentions(graph, input.mentions, embedder, config.anchor_threshold)?
+        } else {
+            Vec::new()
+        };
+        let mut anchored: Vec<u32> = Vec::new();
+        for a in &anchors {
+            let Some(node) = a.node else { continue };
+            if anchored.contains(&node) {
+                continue; // two mentions of one entity anchor it once
+            }
+            anchored.push(node);
+            let w = config.epsilon / graph.passages_of(node).len().max(1) as f64;
+            match seed_list.iter_mut().find(|s| s.node == node) {
+                Some(s) => {
+                    s.anchor_weight += w;
+                    s.weight += w;
+                    s.channel = SeedChannel::Both;
+                }
+                None => seed_list.push(Seed {
+                    node,
+                    name: node_name(graph, node),
+                    facts_weight: 0.0,
+                    anchor_weight: w,
+                    weight: w,
+                    share: 0.0,
+                    channel: SeedChannel::Anchor,
+                }),
+            }
+        }
+        seed_list.retain(|s| s.weight > 0.0 && s.weight.is_finite());
+        seed_list.sort_by(|a, b| {
+            b.weight.partial_cmp(&a.weight).unwrap_or(Ordering::Equal).then(a.node.cmp(&b.node))
+        });
+
+        let mut out = Retrieval {
+            method,
+            ablations: if catrag { config.ablations() } else { Vec::new() },
+            facts,
+            seeds: seed_list,
+            anchors,
+            overlay: Vec::new(),
+            tierer: None,
+            tier_failures: 0,
+            ppr: None,
+            floored: false,
+            fallback: None,
+            warnings: if catrag { config.warnings() } else { Vec::new() },
+            passage_scores: Vec::new(),
+            node_scores: Vec::new(),
+            teleport: Vec::new(),
+        };
+        if out.seeds.is_empty() {
+            return dense_fallback(graph, input, out, Fallback::NoSeeds);
+        }
+
+        // Teleport vector.
+        let n = graph.node_count();
+        let mut teleport = vec![0.0f64; n];
+        for s in &out.seeds {
+            if let Some(x) = teleport.get_mut(s.node as usize) {
+                *x += s.weight;
+            }
+        }
+        for (&p, &w) in graph.passage_nodes().iter().zip(&passage_weights) {
+            if let Some(x) = teleport.get_mut(p as usize) {
+                *x += w;
+            }
+        }
+        let total: f64 = teleport.iter().sum();
+        if !(total > 0.0 && total.is_finite()) {
+            return dense_fallback(graph, input, out, Fallback::ZeroTeleport);
+        }
+        for s in &mut out.seeds {
+            s.share = s.weight / total;
+        }
+
+        // Steps 3–5: the overlay.
+        if catrag {
+            let csr = graph.csr();
+            if !config.no_boost {
+                for b in boost::key_fact_boosts(
+                    graph,
+                    &out.facts,
+                    config.key_fact_boost,
+                    config.boost_preserve_mass,
+                ) {
+                    out.overlay.push(OverlayArc {
+                        arc: b.arc,
+                        from: b.entity,
+                        to: b.passage,
+                        edge_type: EdgeType::Context,
+                        static_weight: csr.weights[b.arc as usize],
+                        multiplier: b.multiplier,
+                        cause: OverlayCause::KeyFactBoost { key_facts: b.key_facts },
+                    });
+                }
+            }
+            let tiered: Vec<u32> = out.seeds.iter().take(config.tier_seeds).map(|s| s.node).collect();
+            for seed in tiered {
+                let hood = prune::prune(graph, seed, &cosines, config.k_edge, !config.no_prune);
+                for c in &hood.pruned {
+                    out.overlay.push(OverlayArc {
+                        arc: c.arc,
+                        from: seed,
+                        to: c.neighbour,
+                        edge_type: EdgeType::Relation,
+                        static_weight: csr.weights[c.arc as usize],
+                        multiplier: config.tiers.weak,
+                        cause: OverlayCause::Pruned,
+                    });
+                }
+                if config.no_tier || hood.kept.is_empty() {
+                    continue;
+                }
+                let request = TierRequest {
+                    graph,
+                    query: input.query,
+                    query_vector: input.query_vector,
+                    fact_cosines: &cosines,
+                    seed,
+                    candidates: &hood.kept,
+                };
+                out.tierer = Some(tierer.name().to_string());
+                let tiers = match tierer.tier(&request) {
+                    Ok(t) if t.len() == hood.kept.len() => t,
+                    _ => {
+                        out.tier_failures += 1;
+                        vec![Tier::Weak; hood.kept.len()]
+                    }
+                };
+                for (c, t) in hood.kept.iter().zip(tiers) {
+                    out.overlay.push(OverlayArc {
+                        arc: c.arc,
+                        from: seed,
+                        to: c.neighbour,
+                        edge_type: EdgeType::Relation,
+                        static_weight: csr.weights[c.arc as usize],
+                        multiplier: config.tiers.of(t),
+                        cause: OverlayCause::Tiered { tier: t },
+                    });
+                }
+            }
+            if out.tier_failures > 0 {
+                out.warnings.push(format!(
+                    "edge tiering failed for {} seed(s); their edges were treated as Weak",
+                    out.tier_failures
+                ));
+            }
+        }
+
+        // Step 6: PPR.
+        let (offsets, targets, weights) = graph.csr().arrays();
+        let csr = CsrGraph::new(offsets, targets, weights)?;
+        let mut overlay = ArcOverlay::new();
+        for o in &out.overlay {
+            overlay.multiply(o.arc as usize, o.multiplier)?;
+        }
+        let overlay_ref = if overlay.is_empty() { None } else { Some(&overlay) };
+        let report = match self.solver.run(&csr, overlay_ref, &teleport, &config.ppr) {
+            Ok(r) => r,
+            Err(Error::ZeroTeleport) => return dense_fallback(graph, input, out, Fallback::ZeroTeleport),
+            Err(e) => return Err(e),
+        };
+        let report = if report.converged || overlay.is_empty() {
+            report
+        } else {
+            // METHOD.md §3: not converged ⇒ floor the arc multipliers at 1e-6 and report it.
+            let mut floored = ArcOverlay::new();
+            for o in &out.overlay {
+                floored.multiply(o.arc as usize, o.multiplier.max(1e-6))?;
+            }
+            out.floored = true;
+            self.solver.run(&csr, Some(&floored), &teleport, &config.ppr)?
+        };
+        if !report.converged {
+            out.warnings.push(format!(
+                "PPR did not converge in {} iterations (last L1 change {:.3e}); the ranking may be approximate",
+                report.iterations, report.l1_change
+            ));
+        }
+        out.ppr = Some(report);
+        let scores = self.solver.scores();
+        out.passage_scores =
+            graph.passage_nodes().iter().map(|&p| scores.get(p as usize).copied().unwrap_or(0.0)).collect();
+        out.node_scores = scores.to_vec();
+        out.teleport = teleport.into_iter().map(|x| x / total).collect();
+        Ok(out)
+    }
+}
+
+/// The dense ranking as the result (METHOD.md §3 failure handling).
+fn dense_fallback(
+    graph: &Graph,
+    input: &QueryInput<'_>,
+    mut out: Retrieval,
+    why: Fallback,
+) -> Result<Retrieval> {
+    let mut scores = Vec::with_capacity(graph.passage_nodes().len());
+    for &node in graph.passage_nodes() {
+        let mut best = f64::NEG_INFINITY;
+        for &i in graph.passage_indices(node) {
+            let s = input.passage_scores.get(i as usize).copied().ok_or_else(|| {
+                Error::Config(format!(
+                    "the graph has corpus passage {i} but only {} dense scores were given",
+                    input.passage_scores.len()
+                ))
+            })?;
+            if s.is_finite() {
+                best = best.max(f64::from(s));
+            }
+        }
+        scores.push(best);
+    }
+    out.passage_scores = scores;
+    out.fallback = Some(why);
+    out.overlay.clear();
+    Ok(out)
+}

@@ -1,0 +1,148 @@
+//! The knowledge graph held by an [`super::Index`] for the graph methods `hipporag` and `catrag`
+//! (METHOD.md §1–3): the [`Graph`] built from the corpus's OpenIE triples with one embedder, that
+//! embedder (for queries), the text pipeline (query NER), the hubs for diagnostics, the edge
+//! tierer, and how the build went.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use serde::Serialize;
+
+use crate::catrag::{hub_nodes, EdgeTierer, EmbeddingSimilarityTierer, Retriever};
+use crate::embed::Embedder;
+use crate::extract::ExtractStats;
+use crate::graph::{AddSummary, Graph, GraphCounts, SynonymStats};
+use crate::text::Pipeline;
+
+/// Which step of [`super::Index::build_graph`] a progress report is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GraphStage {
+    /// OpenIE over the passages (`done`/`total` in passages).
+    Extracting,
+    /// Embedding entity names and fact texts (in texts).
+    Embedding,
+    /// Synonym kNN (in units proportional to the pairs compared).
+    Synonyms,
+}
+
+/// What building the graph did and how long each step took.
+///
+/// Times are wall-clock milliseconds measured natively; in wasm the engine has no clock and they
+/// are `None` (the page times the whole call).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GraphBuildReport {
+    /// Nodes and edges by type.
+    pub counts: GraphCounts,
+    /// Triples given to the graph.
+    pub triples: usize,
+    /// What the extractor reported (`None` when the triples were given ready-made).
+    pub extract: Option<ExtractStats>,
+    /// What adding the passages did (duplicates, repeated triples, empty arguments).
+    pub add: AddSummary,
+    /// The synonym kNN's work.
+    pub synonyms: SynonymStats,
+    /// Milliseconds of OpenIE (`None` for given triples or in wasm).
+    pub extract_ms: Option<f64>,
+    /// Milliseconds adding passages and triples (nodes, facts, relation and context edges).
+    pub add_ms: Option<f64>,
+    /// Milliseconds embedding entity names and facts.
+    pub embed_ms: Option<f64>,
+    /// Milliseconds of the synonym kNN.
+    pub synonyms_ms: Option<f64>,
+    /// Milliseconds assembling the CSR.
+    pub csr_ms: Option<f64>,
+}
+
+/// A built knowledge graph with everything a graph query needs besides the dense passage scores.
+pub struct KnowledgeGraph {
+    pub(super) graph: Graph,
+    pub(super) embedder: Rc<dyn Embedder>,
+    pub(super) pipeline: Pipeline,
+    pub(super) hubs: Vec<u32>,
+    pub(super) report: GraphBuildReport,
+    pub(super) retriever: RefCell<Retriever>,
+    /// A tierer set with [`super::Index::set_edge_tierer`]; `None`: the
+    /// [`EmbeddingSimilarityTierer`] with the configuration's thresholds.
+    pub(super) tierer: Option<Box<dyn EdgeTierer>>,
+}
+
+impl std::fmt::Debug for KnowledgeGraph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KnowledgeGraph")
+            .field("counts", &self.report.counts)
+            .field("tierer", &self.tierer.as_ref().map_or(EmbeddingSimilarityTierer::NAME, |t| t.name()))
+            .finish()
+    }
+}
+
+impl KnowledgeGraph {
+    pub(super) fn new(
+        graph: Graph,
+        embedder: Rc<dyn Embedder>,
+        pipeline: Pipeline,
+        report: GraphBuildReport,
+    ) -> Self {
+        let hubs = hub_nodes(&graph, 0.01);
+        KnowledgeGraph {
+            graph,
+            embedder,
+            pipeline,
+            hubs,
+            report,
+            retriever: RefCell::new(Retriever::new()),
+            tierer: None,
+        }
+    }
+
+    /// The graph.
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    /// The embedder its entity and fact vectors come from (queries are embedded with it).
+    pub fn embedder(&self) -> &Rc<dyn Embedder> {
+        &self.embedder
+    }
+
+    /// How the build went.
+    pub fn report(&self) -> &GraphBuildReport {
+        &self.report
+    }
+
+    /// The top 1% of nodes by degree (CatRAG's hubs, [`crate::catrag::hub_nodes`]).
+    pub fn hubs(&self) -> &[u32] {
+        &self.hubs
+    }
+
+    /// The name of the edge tierer CatRAG queries use (by default `embedding-similarity`).
+    pub fn tierer_name(&self) -> &str {
+        self.tierer.as_ref().map_or(EmbeddingSimilarityTierer::NAME, |t| t.name())
+    }
+}
+
+/// Milliseconds since `start`, natively; `None` in wasm (no clock without JavaScript).
+pub(super) struct Stopwatch {
+    #[cfg(not(target_arch = "wasm32"))]
+    start: std::time::Instant,
+}
+
+impl Stopwatch {
+    pub(super) fn start() -> Self {
+        Stopwatch {
+            #[cfg(not(target_arch = "wasm32"))]
+            start: std::time::Instant::now(),
+        }
+    }
+
+    pub(super) fn ms(&self) -> Option<f64> {
+        #[cfg(not(target_arch = "wasm32"))]
+        {
+            Some(self.start.elapsed().as_secs_f64() * 1e3)
+        }
+        #[cfg(target_arch = "wasm32")]
+        {
+            None
+        }
+    }
+}
