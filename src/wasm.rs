@@ -19,7 +19,8 @@ use crate::corpus::{parse_jsonl, split_document, Corpus, Passage};
 use std::rc::Rc;
 
 use crate::embed::{l2_normalize, Embedder, StaticEmbedder, VectorMatrix};
-use crate::index::{EmbedderSlot, Index, IndexConfig, Method};
+use crate::catrag::ExplainConfig;
+use crate::index::{EmbedderSlot, GraphStage, Index, IndexConfig, KnowledgeGraph, Method};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
@@ -52,6 +53,23 @@ export interface SearchHit {
 }
 /** Called during long work: `done` of `total` items of the named phase ("bm25", "embed"). */
 export type ProgressCallback = (done: number, total: number, phase: string) => void;
+/** The knowledge graph's build report (Engine.buildGraph, Engine.graphReport). */
+export interface GraphReport {
+  counts: { nodes: number; entity_nodes: number; passage_nodes: number; passages: number; facts: number;
+    relation_edges: number; synonym_edges: number; context_edges: number; arcs: number };
+  triples: number;
+  extract: { passages: number; english_passages: number; non_english_passages: number; sentences: number; triples: number } | null;
+  [more: string]: unknown;
+}
+/** A passage's facts and entities in the knowledge graph (Engine.passageGraph). */
+export interface PassageGraph {
+  id: string;
+  english: boolean;
+  triples: { subject: string; relation: string; object: string }[];
+  entities: string[];
+}
+/** Engine.explain's answer: seeds, overlay, PPR report and per-hit paths (see catrag::explain). */
+export type SearchExplanation = Record<string, unknown>;
 /** Sizes of the engine's corpus and index. */
 export interface EngineStats {
   passages: number;
@@ -120,6 +138,9 @@ pub struct Engine {
     state: Option<State>,
     /// The static embedder, once loaded: every build embeds the passages with it.
     static_embedder: Option<Rc<dyn Embedder>>,
+    /// The knowledge graph of the last built index while passages are being added: the next
+    /// `build` extends it with the new passages only (`Index::extend_graph`).
+    carried_graph: Option<KnowledgeGraph>,
 }
 
 #[derive(Deserialize)]
@@ -219,7 +240,12 @@ impl Engine {
     fn corpus_mut(&mut self) -> &mut Corpus {
         let corpus = match self.state.take() {
             Some(State::Collecting(c)) => c,
-            Some(State::Built(i)) => i.into_corpus(),
+            Some(State::Built(mut i)) => {
+                if let Some(g) = i.take_graph() {
+                    self.carried_graph = Some(g);
+                }
+                i.into_corpus()
+            }
             None => Corpus::new(),
         };
         self.state = Some(State::Collecting(corpus));
@@ -261,7 +287,12 @@ impl Engine {
                 Some(c) => from_js(c).map_err(|e| js_err(format!("invalid configuration: {e}")))?,
             };
         config.bm25.validate().map_err(js_err)?;
-        Ok(Engine { config, state: Some(State::Collecting(Corpus::new())), static_embedder: None })
+        Ok(Engine {
+            config,
+            state: Some(State::Collecting(Corpus::new())),
+            static_embedder: None,
+            carried_graph: None,
+        })
     }
 
     /// Add passages `{id?, title?, text}`; all or nothing. Returns the number added.
@@ -327,9 +358,104 @@ impl Engine {
                 self.state = Some(State::Collecting(index.into_corpus()));
                 return Err(js_err(err));
             }
+            // The graph of the previous build grows by the new passages only. When that fails
+            // (it cannot on valid input) the engine builds without a graph; `buildGraph` makes
+            // a fresh one.
+            if let Some(carried) = self.carried_graph.take() {
+                let _ = index.extend_graph(carried, &mut graph_progress(&on_progress));
+            }
         }
         self.state = Some(State::Built(index));
         Ok(self.stats())
+    }
+
+    /// Build the knowledge graph (METHOD.md §1) that the methods `hipporag` and `catrag` walk:
+    /// rule-based OpenIE over every English passage, entity and fact embeddings with the static
+    /// embedder, synonym edges, CSR. Needs a built engine with the static embedder loaded.
+    /// `onProgress(done, total, phase)` with phases `"extract"` (passages), `"graph-embed"`
+    /// (entity names and facts) and `"synonyms"`. Returns the graph's report (`graphReport()`).
+    /// Later builds after adds extend the graph with the new passages only.
+    ///
+    /// Throws when the engine is not built or the static embedder is not loaded.
+    #[wasm_bindgen(js_name = buildGraph, unchecked_return_type = "GraphReport")]
+    pub fn build_graph(&mut self, on_progress: Option<ProgressArg>) -> Result<JsValue, JsError> {
+        let on_progress = callback(on_progress);
+        let Some(State::Built(index)) = &mut self.state else {
+            return Err(js_err(crate::Error::NotBuilt));
+        };
+        let embedder = index
+            .dense(EmbedderSlot::Static)
+            .map(|d| d.embedder().clone())
+            .ok_or_else(|| js_err("the knowledge graph needs the static embedder: load it first (loadStaticEmbedder)"))?;
+        self.carried_graph = None;
+        index.build_graph(embedder, &mut graph_progress(&on_progress)).map_err(js_err)?;
+        Ok(self.graph_report())
+    }
+
+    /// The knowledge graph's report once built, else `null`: `{counts: {nodes, entity_nodes,
+    /// passage_nodes, passages, facts, relation_edges, synonym_edges, context_edges, arcs},
+    /// triples, extract: {passages, english_passages, non_english_passages, sentences,
+    /// triples}, …}` (times are `null` in wasm).
+    #[wasm_bindgen(js_name = graphReport, unchecked_return_type = "GraphReport | null")]
+    pub fn graph_report(&self) -> JsValue {
+        match &self.state {
+            Some(State::Built(index)) => index
+                .knowledge_graph()
+                .and_then(|kg| to_js(kg.report()).ok())
+                .unwrap_or(JsValue::NULL),
+            _ => JsValue::NULL,
+        }
+    }
+
+    /// One passage in the knowledge graph: `{id, english, triples: [{subject, relation,
+    /// object}], entities: string[]}` (the facts it states and the entities it contains, by
+    /// display name). `english` is false when no triple was extracted because the text did
+    /// not look English. Throws when the graph is not built or no passage has that id.
+    #[wasm_bindgen(js_name = passageGraph, unchecked_return_type = "PassageGraph")]
+    pub fn passage_graph(&self, id: &str) -> Result<JsValue, JsError> {
+        let Some(State::Built(index)) = &self.state else {
+            return Err(js_err(crate::Error::NotBuilt));
+        };
+        let graph = index
+            .graph()
+            .ok_or_else(|| js_err("the knowledge graph is not built yet: build it first (buildGraph)"))?;
+        let i = index.corpus().index_of(id).ok_or_else(|| js_err(format!("no passage has the id {id:?}")))?;
+        let name = |n: u32| match graph.node(n) {
+            Some(crate::graph::NodeRef::Entity { name, .. }) => name.to_string(),
+            _ => String::new(),
+        };
+        let node = graph.passage_node(i as u32);
+        let triples: Vec<TripleOut> = node
+            .map(|n| graph.facts_of_passage(n))
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|&f| graph.facts().get(f as usize))
+            .map(|f| TripleOut { subject: name(f.subject), relation: f.relation.clone(), object: name(f.object) })
+            .collect();
+        let entities: Vec<String> = node.map(|n| graph.entities_of(n)).unwrap_or(&[]).iter().map(|&e| name(e)).collect();
+        let english = index
+            .corpus()
+            .get(i as u32)
+            .map(|p| crate::text::Pipeline::english().map(|pl| pl.analyze(&p.title, &p.text).language.english).unwrap_or(true))
+            .unwrap_or(true);
+        to_js(&PassageGraphOut { id, english, triples, entities }).map_err(js_err)
+    }
+
+    /// Why the graph methods rank what they rank: `{method, hits, retrieval: {seeds, anchors,
+    /// overlay, ppr, fallback, …}, top_entities, passages: [{node, passages, score, teleport,
+    /// seeds, entities, paths: [{nodes, edges, probability}]}]}` for the top `k` of `query`
+    /// (options as `search`; the method must be `hipporag` or `catrag`).
+    #[wasm_bindgen(unchecked_return_type = "SearchExplanation")]
+    pub fn explain(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
+        let (k, method) = search_options(options)?;
+        let Some(State::Built(index)) = &self.state else {
+            return Err(js_err(crate::Error::NotBuilt));
+        };
+        if method.graph_method().is_none() {
+            return Err(js_err(format!("explain needs a graph method (hipporag, catrag), not {:?}", method.name())));
+        }
+        let e = index.explain(query, k, method, &ExplainConfig::default()).map_err(js_err)?;
+        to_js(&e).map_err(js_err)
     }
 
     /// Load the static embedder (methods `dense` and `hybrid`) from the bytes of its table file
@@ -383,21 +509,12 @@ impl Engine {
     /// Throws when the engine is not built, the method is unknown or k is not 1–1000.
     #[wasm_bindgen(unchecked_return_type = "SearchHit[]")]
     pub fn search(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
-        let opts: SearchOptions =
-            match options.map(JsValue::from).filter(|o| !o.is_undefined() && !o.is_null()) {
-                None => SearchOptions::default(),
-                Some(o) => from_js(o).map_err(|e| js_err(format!("invalid search options: {e}")))?,
-            };
-        let k = opts.k.unwrap_or(5.0);
-        if !(k.fract() == 0.0 && (1.0..=1000.0).contains(&k)) {
-            return Err(js_err(format!("k must be a whole number from 1 to 1000, got {k}")));
-        }
-        let method: Method = opts.method.as_deref().unwrap_or("bm25").parse().map_err(js_err)?;
+        let (k, method) = search_options(options)?;
         let index = match &self.state {
             Some(State::Built(i)) => i,
             _ => return Err(js_err(crate::Error::NotBuilt)),
         };
-        let hits = index.search(query, k as usize, method).map_err(js_err)?;
+        let hits = index.search(query, k, method).map_err(js_err)?;
         let terms = index.query_terms(query);
         let out: Vec<SearchHit> = hits
             .iter()
@@ -477,6 +594,9 @@ impl Engine {
     pub fn truncate(&mut self, passages: u32) -> JsValue {
         if self.corpus().is_some_and(|c| c.len() > passages as usize) {
             self.corpus_mut().truncate(passages as usize);
+            if self.carried_graph.as_ref().is_some_and(|g| g.report().counts.passages > passages as usize) {
+                self.carried_graph = None;
+            }
         }
         self.stats()
     }
@@ -533,6 +653,7 @@ impl Engine {
     /// Remove every passage and the index.
     pub fn clear(&mut self) {
         self.state = Some(State::Collecting(Corpus::new()));
+        self.carried_graph = None;
     }
 }
 
@@ -634,4 +755,51 @@ impl MiniLm {
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         self.inner.embed_batch(&refs, &mut |_, _| {}).map_err(js_err)
     }
+}
+
+#[derive(Serialize)]
+struct TripleOut {
+    subject: String,
+    relation: String,
+    object: String,
+}
+
+#[derive(Serialize)]
+struct PassageGraphOut<'a> {
+    id: &'a str,
+    english: bool,
+    triples: Vec<TripleOut>,
+    entities: Vec<String>,
+}
+
+/// Serialise for JS with maps as plain objects.
+fn to_js<T: Serialize + ?Sized>(v: &T) -> Result<JsValue, serde_wasm_bindgen::Error> {
+    v.serialize(&serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true))
+}
+
+/// A progress closure for the graph build: `(done, total, phase)` with the phases `extract`,
+/// `graph-embed` and `synonyms`.
+fn graph_progress<'a>(f: &'a Option<js_sys::Function>) -> impl FnMut(GraphStage, usize, usize) + 'a {
+    let mut extract = progress_fn(f, "extract");
+    let mut embed = progress_fn(f, "graph-embed");
+    let mut synonyms = progress_fn(f, "synonyms");
+    move |stage, done, total| match stage {
+        GraphStage::Extracting => extract(done, total),
+        GraphStage::Embedding => embed(done, total),
+        GraphStage::Synonyms => synonyms(done, total),
+    }
+}
+
+/// `{k = 5, method = "bm25"}` from optional search options; errors name the bad value.
+fn search_options(options: Option<SearchOptionsArg>) -> Result<(usize, Method), JsError> {
+    let opts: SearchOptions = match options.map(JsValue::from).filter(|o| !o.is_undefined() && !o.is_null()) {
+        None => SearchOptions::default(),
+        Some(o) => from_js(o).map_err(|e| js_err(format!("invalid search options: {e}")))?,
+    };
+    let k = opts.k.unwrap_or(5.0);
+    if !(k.fract() == 0.0 && (1.0..=1000.0).contains(&k)) {
+        return Err(js_err(format!("k must be a whole number from 1 to 1000, got {k}")));
+    }
+    let method: Method = opts.method.as_deref().unwrap_or("bm25").parse().map_err(js_err)?;
+    Ok((k as usize, method))
 }

@@ -17,7 +17,8 @@ const corpusUrl = params.get('corpus');
 const QUERIES = clampInt(params.get('queries'), 200, 1, 10000);
 const K = clampInt(params.get('k'), 10, 1, 1000);
 const METHOD = params.get('method') || 'bm25';
-const EMBEDDER_METHODS = ['dense', 'hybrid'];
+const EMBEDDER_METHODS = ['dense', 'hybrid', 'hipporag', 'catrag'];
+const GRAPH_METHODS = ['hipporag', 'catrag'];
 const LIMIT = clampInt(params.get('limit'), 0, 0, 1e9);
 const WARMUP = 10;
 
@@ -123,7 +124,7 @@ async function run() {
     say('Loading the embeddings…');
     engine.post({ type: 'load-embedder', id: 1 });
     const loaded = await engine.next((m) => m.type === 'ready' && m.request === 'load-embedder');
-    if (!loaded.available.includes(METHOD)) throw new Error(`the embeddings did not load, so ${METHOD} is not available`);
+    if (!loaded.available.includes('dense')) throw new Error(`the embeddings did not load, so ${METHOD} is not available`);
     embedder = { ...loaded.embedder, timing: loaded.timing };
   }
 
@@ -134,6 +135,28 @@ async function run() {
   const ready = await engine.next((m) => m.type === 'ready');
   const wallIndexMs = performance.now() - t1;
   if (!ready.changed) throw new Error('indexing failed');
+
+  let graph = null;
+  if (GRAPH_METHODS.includes(METHOD)) {
+    say('Building the knowledge graph…');
+    const tg = performance.now();
+    engine.post({ type: 'load-embedder', id: 3, embedder: 'graph' });
+    const built = await engine.next((m) => m.type === 'ready' && m.request === 'load-embedder');
+    if (!built.available.includes(METHOD)) throw new Error(`the graph was not built, so ${METHOD} is not available`);
+    const c = built.graph.counts;
+    graph = {
+      graphBuildMs: round(built.timing.graphMs, 1),
+      graphWallMs: round(performance.now() - tg, 1),
+      graphNodes: c.nodes,
+      graphEntities: c.entity_nodes,
+      graphFacts: c.facts,
+      relationEdges: c.relation_edges,
+      synonymEdges: c.synonym_edges,
+      contextEdges: c.context_edges,
+      triplesPerPassage: round(built.graph.triples / c.passages, 2),
+      nonEnglishPassages: built.graph.extract ? built.graph.extract.non_english_passages : null,
+    };
+  }
 
   let minilm = null;
   if (METHOD === 'dense-minilm') {
@@ -156,7 +179,7 @@ async function run() {
   say('Searching…');
   const method = METHOD;
   for (let i = 0; i < WARMUP; i += 1) {
-    engine.post({ type: 'search', id: -1 - i, query: queries[i % queries.length], k: K, method });
+    engine.post({ type: 'search', id: -1 - i, query: queries[i % queries.length], k: K, method, explain: false });
     await engine.next((m) => m.type === 'results' && m.id === -1 - i);
   }
   const engineMs = [];
@@ -164,7 +187,7 @@ async function run() {
   let hitsTotal = 0;
   for (let i = 0; i < queries.length; i += 1) {
     const t = performance.now();
-    engine.post({ type: 'search', id: i, query: queries[i], k: K, method });
+    engine.post({ type: 'search', id: i, query: queries[i], k: K, method, explain: false });
     const r = await engine.next((m) => m.type === 'results' && m.id === i);
     roundTripMs.push(performance.now() - t);
     engineMs.push(r.ms);
@@ -204,6 +227,7 @@ async function run() {
     indexWallMs: round(wallIndexMs, 1),
     passagesPerSec: Math.round(stats.passages / (indexMs / 1000)),
     ...embedding,
+    ...(graph || {}),
     queries: queries.length,
     warmupQueries: WARMUP,
     k: K,

@@ -14,16 +14,20 @@ const METHOD_LABELS = {
   dense: 'Dense (static MiniLM)',
   hybrid: 'Hybrid (BM25 + dense, RRF)',
   'dense-minilm': 'Dense (MiniLM transformer)',
+  hipporag: 'HippoRAG 2 (static PPR on the knowledge graph)',
+  catrag: 'CatRAG (query-aware PPR on the knowledge graph)',
 };
-const METHOD_SHORT = { bm25: 'BM25', dense: 'dense', hybrid: 'hybrid', 'dense-minilm': 'dense MiniLM' };
+const METHOD_SHORT = { bm25: 'BM25', dense: 'dense', hybrid: 'hybrid', 'dense-minilm': 'dense MiniLM', hipporag: 'HippoRAG 2', catrag: 'CatRAG' };
+const GRAPH_METHODS = ['hipporag', 'catrag'];
 const STATIC_EMBEDDER_METHODS = ['dense', 'hybrid'];
 /** The embedder the worker loads on demand for a method, or null. */
 function embedderFor(method) {
   if (STATIC_EMBEDDER_METHODS.includes(method)) return 'static';
   if (method === 'dense-minilm') return 'minilm';
+  if (GRAPH_METHODS.includes(method)) return 'graph';
   return null;
 }
-const EMBEDDER_NAMES = { static: 'the embeddings', minilm: 'MiniLM' };
+const EMBEDDER_NAMES = { static: 'the embeddings', minilm: 'MiniLM', graph: 'the knowledge graph' };
 const NOT_IN_BUILD = 'not in this build';
 
 const $ = (id) => document.getElementById(id);
@@ -59,6 +63,7 @@ const el = {
   resultsMeta: $('results-meta'),
   results: $('results'),
   version: $('version'),
+  graphInfo: $('graph-info'),
 };
 
 const state = {
@@ -75,6 +80,9 @@ const state = {
   available: ['bm25'], // the methods it can run now (availableMethods())
   embedder: null, // {name, dims} once the static embedder is loaded
   minilm: null, // {dims, embedded, passages} once the MiniLM model is loaded
+  graph: null, // the knowledge graph's report once built (engine.graphReport())
+  passageGraphs: new Map(), // request id → the <div> waiting for a passage's triples
+  passageGraphId: 0,
   embedderLoad: null, // {id, embedder, pending: {query, question} | null} while an embedder loads
   embedderLoadId: 0,
   progressPhase: null, // the phase of the last progress message of the running request
@@ -91,6 +99,7 @@ function startWorker({ loadDemo }) {
   state.available = ['bm25'];
   state.embedder = null;
   state.minilm = null;
+  state.graph = null;
   state.embedderLoad = null;
   worker.onmessage = (event) => {
     if (worker === state.worker) onMessage(event.data);
@@ -158,8 +167,17 @@ function onMessage(msg) {
     case 'results':
       if (msg.id === state.searchId) renderResults(msg);
       return;
+    case 'passage-graph':
+      showPassageGraph(msg);
+      return;
     case 'error':
       if (msg.during === 'search' && msg.id !== state.searchId) return;
+      if (msg.during === 'passage-graph') {
+        const box = state.passageGraphs.get(msg.id);
+        state.passageGraphs.delete(msg.id);
+        if (box) box.textContent = msg.message;
+        return;
+      }
       if (msg.during === 'search') el.resultsMeta.textContent = '';
       showError(msg.message);
       if (msg.fatal) restartEmpty('The search engine was restarted after an internal error and is empty.');
@@ -181,7 +199,11 @@ const PHASES = {
   embedding: 'Embedding passages',
   'loading-model': 'Preparing the MiniLM model (a few seconds)',
   'embedding-minilm': 'Embedding passages with MiniLM',
+  extract: 'Extracting triples (OpenIE)',
+  'graph-embed': 'Embedding entities and facts',
+  synonyms: 'Linking synonym entities',
 };
+const COUNTED_PHASES = ['indexing', 'restoring', 'embedding', 'embedding-minilm', 'extract', 'graph-embed', 'synonyms'];
 
 function showProgress({ phase, done, total, name, what }) {
   const label = phase === 'download' && what === 'minilm' ? 'Downloading MiniLM (model and engine)' : PHASES[phase] || 'Working';
@@ -198,7 +220,7 @@ function showProgress({ phase, done, total, name, what }) {
   }
   el.progress.max = Math.max(1, total);
   el.progress.value = Math.min(done, total);
-  if (phase === 'indexing' || phase === 'restoring' || phase === 'embedding' || phase === 'embedding-minilm') {
+  if (COUNTED_PHASES.includes(phase)) {
     el.progressLabel.textContent = `${label}: ${fmt(done)} of ${fmt(total)}`;
   } else if (phase === 'adding' && name) {
     el.progressLabel.textContent = `${label} ${name} (${done + 1} of ${total})`;
@@ -254,6 +276,7 @@ function render() {
       el.status.append(' · ', span);
     }
   }
+  renderGraphInfo();
   el.sources.hidden = state.sources.length === 0 || !stats || stats.passages === 0;
   el.sources.textContent = `From: ${state.sources.join(', ')}`;
 }
@@ -303,6 +326,7 @@ function takeMethodsInfo(msg) {
   if (Array.isArray(msg.available)) state.available = msg.available;
   if (msg.embedder !== undefined) state.embedder = msg.embedder;
   if (msg.minilm !== undefined) state.minilm = msg.minilm;
+  if (msg.graph !== undefined) state.graph = msg.graph;
 }
 
 /** Whether `m` can be chosen: it runs now, or the embedder it needs can be loaded. */
@@ -405,7 +429,7 @@ function cancelEmbedderLoad() {
     el.progressLabel.textContent = 'Stopping after the current batch…';
     return;
   }
-  if (state.progressPhase === 'embedding') {
+  if (['embedding', 'extract', 'graph-embed', 'synonyms'].includes(state.progressPhase)) {
     restartEmpty('Embedding was cancelled, so the engine is empty now.');
     return;
   }
@@ -464,12 +488,23 @@ function clearResults() {
   el.questionInfo.hidden = true;
 }
 
-function renderResults({ id: searchId, hits, ms: took, method = 'bm25' }) {
+function renderResults({ id: searchId, hits, ms: took, method = 'bm25', explanation }) {
   const question = state.lastSearch && state.lastSearch.question;
   const gold = new Set(question ? question.gold_ids : []);
   const top = hits.length ? hits[0].score : 0;
 
-  el.results.replaceChildren(...hits.map((h) => hitElement(h, top, gold.has(h.id), method)));
+  el.results.replaceChildren(
+    ...hits.map((h, i) => {
+      const li = hitElement(h, top, gold.has(h.id), method);
+      const body = li.querySelector('.hit-body');
+      if (explanation && explanation.passages && explanation.passages[i]) {
+        body.append(explainElement(explanation, explanation.passages[i], h));
+      }
+      if (state.graph) body.append(triplesElement(h.id));
+      return li;
+    }),
+  );
+  if (explanation) el.results.dataset.fallback = explanation.retrieval && explanation.retrieval.fallback ? JSON.stringify(explanation.retrieval.fallback) : '';
   // which search is shown (tests wait on these)
   el.results.dataset.search = String(searchId);
   el.results.dataset.query = state.lastSearch ? state.lastSearch.query : '';
@@ -505,6 +540,8 @@ function scoreText(score, method) {
 const SCORE_NAMES = {
   bm25: 'BM25 score',
   dense: 'Cosine similarity',
+  hipporag: 'Personalized PageRank mass',
+  catrag: 'Personalized PageRank mass (query-aware)',
   'dense-minilm': 'Cosine similarity (MiniLM)',
   hybrid: 'RRF score (reciprocal-rank fusion of BM25 and dense)',
 };
@@ -723,3 +760,233 @@ window.addEventListener('drop', (event) => event.preventDefault());
 
 startWorker({ loadDemo: true });
 loadExamples();
+
+// ---------------------------------------------------------------- knowledge graph
+
+function renderGraphInfo() {
+  const g = state.graph;
+  el.graphInfo.hidden = !g;
+  if (!g) return;
+  const c = g.counts;
+  const ex = g.extract;
+  el.graphInfo.replaceChildren();
+  const head = document.createElement('strong');
+  head.textContent = 'Knowledge graph';
+  el.graphInfo.append(head, ` · ${fmt(c.entity_nodes)} entities · ${fmt(c.facts)} facts (${fmt(g.triples)} triples)`);
+  const edges = document.createElement('div');
+  edges.className = 'graph-edges';
+  const total = Math.max(1, c.relation_edges + c.synonym_edges + c.context_edges);
+  for (const [name, n] of [['relation', c.relation_edges], ['synonym', c.synonym_edges], ['context', c.context_edges]]) {
+    const row = document.createElement('div');
+    row.className = `edge-row edge-${name}`;
+    const label = document.createElement('span');
+    label.className = 'edge-label';
+    label.textContent = `${name} edges`;
+    const bar = document.createElement('span');
+    bar.className = 'edge-bar';
+    const fill = document.createElement('span');
+    fill.className = 'edge-fill';
+    fill.style.width = `${Math.max(1, Math.round((100 * n) / total))}%`;
+    bar.append(fill);
+    const num = document.createElement('span');
+    num.className = 'edge-num';
+    num.textContent = fmt(n);
+    row.append(label, bar, num);
+    edges.append(row);
+  }
+  el.graphInfo.append(edges);
+  if (ex && ex.non_english_passages > 0) {
+    const note = document.createElement('p');
+    note.className = 'graph-note';
+    note.dataset.testid = 'non-english-note';
+    note.textContent =
+      `Triples were extracted from English text only: ${fmt(ex.non_english_passages)} of ${fmt(ex.passages)} passages ` +
+      'did not look English and are in the graph without facts (BM25 and embeddings still find them).';
+    el.graphInfo.append(note);
+  }
+}
+
+/** A "Triples" disclosure for passage `id`: its facts and entities, fetched when opened. */
+function triplesElement(id) {
+  const d = document.createElement('details');
+  d.className = 'hit-triples';
+  const s = document.createElement('summary');
+  s.textContent = 'Triples and entities';
+  const box = document.createElement('div');
+  box.className = 'triples-box';
+  box.textContent = 'Loading…';
+  d.append(s, box);
+  d.addEventListener('toggle', () => {
+    if (!d.open || d.dataset.loaded) return;
+    d.dataset.loaded = '1';
+    state.passageGraphId += 1;
+    state.passageGraphs.set(state.passageGraphId, box);
+    state.worker.postMessage({ type: 'passage-graph', id: state.passageGraphId, passage: id });
+  });
+  return d;
+}
+
+function showPassageGraph({ id, graph }) {
+  const box = state.passageGraphs.get(id);
+  state.passageGraphs.delete(id);
+  if (!box) return;
+  box.replaceChildren();
+  if (!graph.english) {
+    const p = document.createElement('p');
+    p.textContent = 'This passage did not look English, so no triples were extracted from it (triples are extracted for English only).';
+    box.append(p);
+  }
+  if (graph.triples.length === 0 && graph.english) {
+    const p = document.createElement('p');
+    p.textContent = 'No triple was extracted from this passage.';
+    box.append(p);
+  }
+  if (graph.triples.length > 0) {
+    const table = document.createElement('table');
+    table.className = 'triples';
+    for (const t of graph.triples) {
+      const tr = document.createElement('tr');
+      for (const [cls, v] of [['subj', t.subject], ['rel', t.relation], ['obj', t.object]]) {
+        const td = document.createElement('td');
+        td.className = cls;
+        td.textContent = v;
+        tr.append(td);
+      }
+      table.append(tr);
+    }
+    box.append(table);
+  }
+  if (graph.entities.length > 0) {
+    const p = document.createElement('p');
+    p.className = 'entities';
+    p.textContent = `Entities: ${graph.entities.join(' · ')}`;
+    box.append(p);
+  }
+}
+
+const SVG_NS = 'http://www.w3.org/2000/svg';
+function svg(tag, attrs = {}) {
+  const e = document.createElementNS(SVG_NS, tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v));
+  return e;
+}
+
+/** Colour of an arc by this query's multiplier: boosted, demoted, cut, or as stored. */
+function multiplierColour(m) {
+  if (m === 0) return '#c0392b';
+  if (m > 1) return '#1e8449';
+  if (m < 1) return '#d68910';
+  return '#7f8c8d';
+}
+
+function shorten(s, n = 26) {
+  return s.length > n ? `${s.slice(0, n - 1)}…` : s;
+}
+
+/**
+ * "Why this passage?": the seeds, the entities and the passage on the best paths of the walk,
+ * drawn left to right (seeds, then entities, then the passage); edge width by the walk's
+ * transition probability, colour by this query's multiplier.
+ */
+function explainElement(explanation, pe, hit) {
+  const d = document.createElement('details');
+  d.className = 'hit-explain';
+  d.dataset.testid = 'explain';
+  const s = document.createElement('summary');
+  s.textContent = 'Why this passage? (graph walk)';
+  d.append(s);
+
+  const seedLine = document.createElement('p');
+  seedLine.className = 'explain-seeds';
+  const seeds = explanation.retrieval && explanation.retrieval.seeds ? explanation.retrieval.seeds : [];
+  seedLine.textContent = seeds.length
+    ? `Seeds: ${seeds.slice(0, 8).map((x) => `${x.name} (${x.channel === 'anchor' ? 'query entity' : x.channel === 'both' ? 'query entity + fact' : 'fact'}, ${(100 * x.share).toFixed(1)}%)`).join(' · ')}`
+    : 'No entity seeds: the ranking fell back to dense similarity.';
+  d.append(seedLine);
+
+  const paths = pe.paths || [];
+  if (paths.length === 0) {
+    const p = document.createElement('p');
+    p.className = 'explain-none';
+    p.textContent = `No path of up to 3 steps from a seed reaches this passage; it ranks by its PPR mass (${pe.score.toPrecision(3)}), ${(100 * pe.teleport).toFixed(2)}% of it from its own dense teleport share.`;
+    d.append(p);
+    return d;
+  }
+  // columns: seeds at 0, the passage in the last column, entities by their step
+  const cols = Math.max(...paths.map((p) => p.nodes.length));
+  const columns = Array.from({ length: cols }, () => []);
+  const place = new Map(); // node id → {col, row}
+  for (const path of paths) {
+    path.nodes.forEach((n, i) => {
+      const col = i === path.nodes.length - 1 ? cols - 1 : i;
+      if (!place.has(n.node)) {
+        place.set(n.node, { col, row: columns[col].length, n });
+        columns[col].push(n);
+      }
+    });
+  }
+  const W = 640;
+  const rowH = 34;
+  const H = Math.max(...columns.map((c) => c.length)) * rowH + 24;
+  const colX = (c) => (cols === 1 ? W / 2 : 95 + (c * (W - 190)) / (cols - 1));
+  const pos = (id) => {
+    const p = place.get(id);
+    const colH = columns[p.col].length * rowH;
+    return { x: colX(p.col), y: (H - colH) / 2 + p.row * rowH + rowH / 2 };
+  };
+  const root = svg('svg', { viewBox: `0 0 ${W} ${H}`, width: '100%', class: 'explain-graph', role: 'img' });
+  const title = svg('title');
+  title.textContent = 'Paths of the graph walk from the seeds to this passage';
+  root.append(title);
+  const drawn = new Set();
+  for (const path of paths) {
+    path.edges.forEach((e, i) => {
+      const a = path.nodes[i].node;
+      const b = path.nodes[i + 1].node;
+      const key = `${a}-${b}`;
+      if (drawn.has(key)) return;
+      drawn.add(key);
+      const p = pos(a);
+      const q = pos(b);
+      const line = svg('line', {
+        x1: p.x, y1: p.y, x2: q.x, y2: q.y,
+        stroke: multiplierColour(e.multiplier),
+        'stroke-width': (1 + 7 * Math.min(1, e.transition)).toFixed(2),
+        'stroke-dasharray': e.multiplier === 0 ? '4 3' : 'none',
+        'stroke-linecap': 'round',
+        class: `edge ${e.edge_type}`,
+      });
+      const t = svg('title');
+      const cause = e.cause ? ` (${e.cause.kind.replace(/_/g, ' ')}${e.cause.tier ? `: ${e.cause.tier}` : ''})` : '';
+      t.textContent = `${e.edge_type} edge, weight ${e.static_weight} × ${e.multiplier}${cause}; step probability ${e.transition.toFixed(3)}${e.fact ? `\nfact: ${e.fact}` : ''}`;
+      line.append(t);
+      root.append(line);
+    });
+  }
+  const seedIds = new Set(seeds.map((x) => x.node));
+  const anchorIds = new Set(seeds.filter((x) => x.channel !== 'facts').map((x) => x.node));
+  for (const [id, { n }] of place) {
+    const { x, y } = pos(id);
+    const kind = n.kind === 'passage' ? 'passage' : anchorIds.has(id) ? 'anchor' : seedIds.has(id) ? 'seed' : 'entity';
+    const g = svg('g', { class: `node ${kind}` });
+    const shape = kind === 'passage' ? svg('rect', { x: x - 7, y: y - 7, width: 14, height: 14, rx: 2 }) : svg('circle', { cx: x, cy: y, r: 7 });
+    const label = svg('text', { x, y: y - 11, 'text-anchor': 'middle' });
+    const name = kind === 'passage' && hit ? hit.title || hit.id : n.name;
+    label.textContent = shorten(name, 24);
+    const t = svg('title');
+    t.textContent = `${name} (${kind}), PPR mass ${n.mass.toPrecision(3)}`;
+    g.append(shape, label, t);
+    root.append(g);
+  }
+  d.append(root);
+  const legend = document.createElement('p');
+  legend.className = 'explain-legend';
+  for (const [cls, text] of [['anchor', 'query entity'], ['seed', 'fact seed'], ['entity', 'entity'], ['passage', 'passage'], ['up', 'boosted edge'], ['down', 'demoted edge'], ['cut', 'cut edge']]) {
+    const span = document.createElement('span');
+    span.className = `legend-item ${cls}`;
+    span.textContent = text;
+    legend.append(span);
+  }
+  d.append(legend);
+  return d;
+}

@@ -8,17 +8,22 @@
 //                                                              the default) or 'minilm' (dense-minilm)
 //      {type:'cancel-embedder'}                                handled at once: stops a download, or
 //                                                              pauses MiniLM's embedding between batches
+//      {type:'load-embedder', id, embedder:'graph'}            the knowledge graph (hipporag, catrag):
+//                                                              the static embedder first if needed
+//      {type:'passage-graph', id, passage}                     a passage's triples and entities
 //      {type:'search', query, k, method, id}
 //      {type:'stats'}
 // Out: {type:'hello', methods, available, version, stats}    once, when the wasm module is ready
 //      {type:'progress', phase, done, total}                  phases: fetching, adding, indexing,
 //                                                              restoring, download (bytes; `what`:
 //                                                              'static' or 'minilm'), embedding,
-//                                                              loading-model, embedding-minilm
+//                                                              loading-model, embedding-minilm,
+//                                                              extract, graph-embed, synonyms
 //      {type:'ready', stats, available, embedder, timing, changed, labels}
 //                                                              after every indexing request
 //      {type:'ready', request:'load-embedder', id, stats, available, embedder, timing, cancelled?, failed?}
-//      {type:'results', id, query, method, hits, ms}
+//      {type:'results', id, query, method, hits, ms, explanation?}  explanation for graph methods
+//      {type:'passage-graph', id, graph}
 //      {type:'stats', stats, methods, available, embedder, version}
 //      {type:'error', message, during, id?}
 //
@@ -98,6 +103,7 @@ function methodsInfo() {
   return {
     available: engine ? engine.availableMethods() : ['bm25'],
     embedder: embedderFiles ? { name: 'static', dims: embedderFiles.dims } : null,
+    graph: engine ? engine.graphReport() : null,
     minilm: minilm ? { dims: minilm.dims, embedded: minilm.count, passages: engine ? engine.stats().passages : 0 } : null,
   };
 }
@@ -146,10 +152,10 @@ function build(target, phase) {
   const t0 = now();
   let bm25End = null;
   let embedded = false;
-  const report = progressPoster((p) => (p === 'embed' ? 'embedding' : phase));
+  const report = progressPoster((p) => (p === 'embed' ? 'embedding' : p === 'bm25' ? phase : p));
   target.build((done, total, p) => {
     if (p === 'embed') embedded = true;
-    else bm25End = now();
+    else if (p === 'bm25') bm25End = now();
     report(done, total, p);
   });
   const t1 = now();
@@ -295,11 +301,17 @@ async function download(paths, signal, what = 'static') {
  * Load the static embedder into the engine (downloading its files the first time) and embed the
  * passages. Replies 'ready' (`cancelled: true` when 'cancel-embedder' stopped the download).
  */
-async function loadEmbedder(id) {
-  const reply = (extra) => post({ type: 'ready', request: 'load-embedder', id, stats: stats(), ...methodsInfo(), changed: false, timing: null, ...extra });
+async function loadEmbedder(id, silent = false) {
+  let status = 'ok';
+  const reply = (extra) => {
+    if (extra && extra.cancelled) status = 'cancelled';
+    if (extra && extra.failed) status = 'failed';
+    if (!silent) sendReady(extra);
+  };
+  const sendReady = (extra) => post({ type: 'ready', request: 'load-embedder', id, stats: stats(), ...methodsInfo(), changed: false, timing: null, ...extra });
   if (embedderFiles && engine.availableMethods().includes('dense')) {
     reply({});
-    return;
+    return status;
   }
   const t0 = now();
   let files = embedderFiles;
@@ -322,11 +334,11 @@ async function loadEmbedder(id) {
     } catch (err) {
       if (controller.signal.aborted) {
         reply({ cancelled: true });
-        return;
+        return status;
       }
       post({ type: 'error', during: 'load-embedder', message: `The embeddings could not be loaded: ${message(err)}` });
       reply({ failed: true });
-      return;
+      return status;
     } finally {
       if (embedderDownload === controller) embedderDownload = null;
     }
@@ -343,7 +355,7 @@ async function loadEmbedder(id) {
       message: `The embeddings could not be loaded: ${fatal ? 'internal error in the engine: ' : ''}${message(err)}`,
     });
     if (!fatal) reply({ failed: true });
-    return;
+    return 'failed';
   }
   const s = engine.stats();
   files.dims = (s.embedders || []).find((e) => e.name === 'static')?.dims ?? null;
@@ -352,6 +364,7 @@ async function loadEmbedder(id) {
     stats: s,
     timing: { downloadMs, downloadBytes, loadMs: now() - t1, passages: s.built ? s.passages : 0, totalMs: now() - t0 },
   });
+  return status;
 }
 
 /** Resolve after pending messages (a 'cancel-embedder') have had their turn. */
@@ -451,6 +464,39 @@ async function embedMinilm() {
   return true;
 }
 
+/**
+ * Make hipporag and catrag available: load the static embedder if needed (its download can be
+ * cancelled), then build the knowledge graph with 'extract', 'graph-embed' and 'synonyms'
+ * progress. Replies 'ready' with `embedderName: 'graph'`.
+ */
+async function loadGraph(id) {
+  const reply = (extra) =>
+    post({ type: 'ready', request: 'load-embedder', embedderName: 'graph', id, stats: stats(), ...methodsInfo(), changed: false, timing: null, ...extra });
+  const t0 = now();
+  if (!engine.availableMethods().includes('dense')) {
+    const status = await loadEmbedder(id, true);
+    if (status !== 'ok') {
+      reply(status === 'cancelled' ? { cancelled: true } : { failed: true });
+      return;
+    }
+  }
+  if (!engine.stats().built || engine.stats().passages === 0) {
+    post({ type: 'error', during: 'load-embedder', message: 'There is nothing to build a knowledge graph from yet: index some passages first.' });
+    reply({ failed: true });
+    return;
+  }
+  const t1 = now();
+  try {
+    engine.buildGraph(progressPoster((p) => p));
+  } catch (err) {
+    const fatal = err instanceof WebAssembly.RuntimeError;
+    post({ type: 'error', during: 'load-embedder', fatal, message: `The knowledge graph could not be built: ${fatal ? 'internal error in the engine: ' : ''}${message(err)}` });
+    if (!fatal) reply({ failed: true });
+    return;
+  }
+  reply({ timing: { graphMs: now() - t1, totalMs: now() - t0 } });
+}
+
 async function handle(msg, early) {
   switch (msg && msg.type) {
     case 'load-demo': {
@@ -480,6 +526,7 @@ async function handle(msg, early) {
     }
     case 'load-embedder':
       if (msg.embedder === 'minilm') await loadMinilm(msg.id);
+      else if (msg.embedder === 'graph') await loadGraph(msg.id);
       else await loadEmbedder(msg.id);
       return;
     case 'search': {
@@ -487,13 +534,25 @@ async function handle(msg, early) {
         const t0 = now();
         const opts = { k: Number(msg.k) || 5 };
         if (msg.method) opts.method = msg.method;
-        const hits = engine.search(String(msg.query ?? ''), opts);
-        post({ type: 'results', id: msg.id, query: msg.query, method: opts.method || 'bm25', hits, ms: now() - t0 });
+        const query = String(msg.query ?? '');
+        const hits = engine.search(query, opts);
+        const ms = now() - t0;
+        // graph methods: why each passage ranked (seeds, paths), for the page's drawing
+        const graphMethod = opts.method === 'hipporag' || opts.method === 'catrag';
+        const explanation = graphMethod && msg.explain !== false ? engine.explain(query, opts) : undefined;
+        post({ type: 'results', id: msg.id, query: msg.query, method: opts.method || 'bm25', hits, ms, explanation });
       } catch (err) {
         postError('search', err, { id: msg.id });
       }
       return;
     }
+    case 'passage-graph':
+      try {
+        post({ type: 'passage-graph', id: msg.id, passage: msg.passage, graph: engine.passageGraph(String(msg.passage)) });
+      } catch (err) {
+        postError('passage-graph', err, { id: msg.id });
+      }
+      return;
     case 'stats':
       try {
         post({ type: 'stats', stats: stats(), ...methodsInfo(), ...info });

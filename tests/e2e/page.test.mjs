@@ -164,7 +164,7 @@ test('(i) the demo corpus loads and a HotpotQA question finds a gold passage in 
   await waitForStatus(page, DEMO_STATUS, 'the demo corpus should load on its own');
 
   const methods = await page.$$eval('#method option', (os) => os.map((o) => o.value));
-  assert.deepEqual(methods, ['bm25', 'dense', 'dense-minilm', 'hybrid'], 'the method selector should list the engine\'s methods()');
+  assert.deepEqual(methods, ['bm25', 'dense', 'dense-minilm', 'hybrid', 'hipporag', 'catrag'], 'the method selector should list the engine\'s methods()');
   assert.equal(await page.inputValue('#method'), 'bm25', 'BM25 should be the default method');
   const examples = await page.$$eval('#examples button', (bs) => bs.map((b) => b.textContent));
   assert.deepEqual(examples, questions.slice(0, 6).map((q) => q.question), 'the six example buttons should be the first six questions');
@@ -319,6 +319,8 @@ const METHOD_OPTIONS = [
   { value: 'dense', label: 'Dense (static MiniLM)', disabled: false },
   { value: 'dense-minilm', label: 'Dense (MiniLM transformer)', disabled: false },
   { value: 'hybrid', label: 'Hybrid (BM25 + dense, RRF)', disabled: false },
+  { value: 'hipporag', label: 'HippoRAG 2 (static PPR on the knowledge graph)', disabled: false },
+  { value: 'catrag', label: 'CatRAG (query-aware PPR on the knowledge graph)', disabled: false },
 ];
 
 // Test (vi) uses test (i)'s question. With the static embedder, hybrid ranks both of its gold
@@ -531,6 +533,58 @@ test('(ix) Dense (MiniLM transformer) loads on demand, pauses on Cancel without 
     ['/cairn_minilm_bg.wasm', '/models/minilm-int8.onnx'],
     'the MiniLM engine and model should each be fetched once',
   );
+  const origin = new URL(server.url).origin;
+  const foreign = requests.filter((r) => r.test === t.name && !/^(data|blob):/.test(r.url) && new URL(r.url).origin !== origin);
+  assert.deepEqual(foreign, [], `requests left ${origin}`);
+  assertNoPageErrors();
+});
+
+test('(x) CatRAG builds the knowledge graph on demand, shows its counts, explains a hit with a drawing and lists its triples', { timeout: 180_000 }, async (t) => {
+  const { page, assertNoPageErrors } = await openPage(t);
+  await waitForStatus(page, DEMO_STATUS, 'the demo corpus should load');
+  assert.equal(await page.isHidden('#graph-info'), true, 'no graph before a graph method is chosen');
+
+  await page.fill('#query', QUESTION.question);
+  await page.selectOption('#method', 'catrag');
+  await page.click('#search');
+  const hits = await waitForResults(page, QUESTION.question, 'catrag');
+  assert.equal(hits.length, 5);
+  assert.ok(hits.some((h) => QUESTION.gold_ids.includes(h.id)), `none of the CatRAG top 5 ${JSON.stringify(hits.map((h) => h.id))} is gold`);
+
+  // the graph's counts, by edge type
+  const info = await page.textContent('#graph-info');
+  const m = /^Knowledge graph · ([\d,]+) entities · ([\d,]+) facts \(([\d,]+) triples\)/.exec(info.trim());
+  assert.ok(m, `the graph panel should give entities, facts and triples, says "${info}"`);
+  assert.ok(Number(m[1].replace(/,/g, '')) > 1000, `a 997-passage graph should have thousands of entities: ${m[1]}`);
+  const edgeRows = await page.$$eval('#graph-info .edge-row', (rows) => rows.map((r) => r.querySelector('.edge-label').textContent));
+  assert.deepEqual(edgeRows, ['relation edges', 'synonym edges', 'context edges']);
+  assert.match(await page.textContent('#results-meta'), /^5 results in .* · CatRAG$/);
+
+  // "Why this passage?" draws the walk: at least one seed and the passage, joined by edges
+  const first = page.locator('#results .hit').first();
+  await first.locator('details.hit-explain summary').click();
+  const svg = first.locator('svg.explain-graph');
+  const none = first.locator('.explain-none');
+  await page.waitForFunction(() => document.querySelector('#results .hit details.hit-explain[open]'), null, { timeout: WAIT });
+  if ((await svg.count()) > 0) {
+    assert.ok((await svg.locator('line').count()) >= 1, 'the drawing should have edges');
+    assert.equal(await svg.locator('.node.passage').count(), 1, 'the drawing should end at this passage');
+    assert.ok((await svg.locator('.node.seed, .node.anchor').count()) >= 1, 'the drawing should start at a seed');
+  } else {
+    assert.equal(await none.count(), 1, 'without a path the explanation should say why');
+  }
+  assert.match(await first.locator('.explain-seeds').textContent(), /^Seeds: /);
+
+  // its triples, fetched when opened
+  await first.locator('details.hit-triples summary').click();
+  await page.waitForFunction(() => {
+    const box = document.querySelector('#results .hit details.hit-triples .triples-box');
+    return box && box.textContent !== 'Loading…';
+  }, null, { timeout: WAIT });
+  const rows = await first.locator('table.triples tr').count();
+  assert.ok(rows >= 1, 'the first hit should list the triples extracted from it');
+  await page.screenshot({ path: path.join(screenshots, 'catrag.png'), fullPage: true });
+
   const origin = new URL(server.url).origin;
   const foreign = requests.filter((r) => r.test === t.name && !/^(data|blob):/.test(r.url) && new URL(r.url).origin !== origin);
   assert.deepEqual(foreign, [], `requests left ${origin}`);

@@ -232,3 +232,65 @@ fn attached_vectors_rank_dense_minilm_with_a_js_query_embedder() {
     engine.build(None).map_err(message).unwrap();
     assert_eq!(available(&engine), vec!["bm25"]);
 }
+
+/// The knowledge graph through the JS API: `buildGraph` needs the static embedder, makes
+/// `hipporag` and `catrag` available, `passageGraph` shows a passage's triples (none for text
+/// that is not English), `explain` gives per-hit explanations, and a later add extends the graph.
+#[wasm_bindgen_test]
+fn knowledge_graph_builds_explains_and_grows() {
+    let mut engine = Engine::new(None).map_err(message).unwrap();
+    let passages = js_sys::JSON::parse(
+        r#"[{"id":"a","title":"Teutberga","text":"Teutberga was queen of Lotharingia. She married Lothair II."},
+            {"id":"b","title":"Lothair II","text":"Lothair II was king of Lotharingia. His father was Lothair I."},
+            {"id":"c","title":"Москва","text":"Москва — столица России и крупнейший город страны."}]"#,
+    )
+    .unwrap();
+    engine.add_passages(passages).map_err(message).unwrap();
+    engine.build(None).map_err(message).unwrap();
+    let e = engine.build_graph(None).err().map(message).unwrap();
+    assert!(e.contains("needs the static embedder"), "{e}");
+    assert!(engine.graph_report().is_null());
+
+    engine.load_static_embedder(TABLE, VOCAB, None).map_err(message).unwrap();
+    let report: serde_json::Value = serde_wasm_bindgen::from_value(engine.build_graph(None).map_err(message).unwrap()).unwrap();
+    assert_eq!(report["counts"]["passages"], 3);
+    assert_eq!(report["extract"]["english_passages"], 2);
+    assert_eq!(report["extract"]["non_english_passages"], 1);
+    assert!(report["triples"].as_u64().unwrap() >= 3, "{report}");
+    assert_eq!(available(&engine), vec!["bm25", "dense", "hybrid", "hipporag", "catrag"]);
+
+    let g: serde_json::Value = serde_wasm_bindgen::from_value(engine.passage_graph("a").map_err(message).unwrap()).unwrap();
+    assert_eq!(g["english"], true);
+    let triples = g["triples"].as_array().unwrap();
+    assert!(
+        triples.iter().any(|t| t["subject"] == "Teutberga" && t["object"] == "Lotharingia"),
+        "expected (Teutberga, …, Lotharingia) among {triples:?}"
+    );
+    let ru: serde_json::Value = serde_wasm_bindgen::from_value(engine.passage_graph("c").map_err(message).unwrap()).unwrap();
+    assert_eq!(ru["english"], false);
+    assert!(ru["triples"].as_array().unwrap().is_empty());
+    let e = engine.passage_graph("zzz").err().map(message).unwrap();
+    assert!(e.contains("no passage has the id"), "{e}");
+
+    let hits = search_with(&engine, "Who was the father of the husband of Teutberga?", 3, "catrag");
+    assert_eq!(hits.len(), 3);
+    let x: serde_json::Value = serde_wasm_bindgen::from_value(
+        engine.explain("Who was the father of the husband of Teutberga?", Some(options(3, "catrag"))).map_err(message).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(x["passages"].as_array().unwrap().len(), 3);
+    assert_eq!(x["method"], "catrag");
+    let e = engine.explain("x", Some(options(3, "bm25"))).err().map(message).unwrap();
+    assert!(e.contains("needs a graph method"), "{e}");
+
+    // adding a passage and building again extends the graph (only the new passage is extracted)
+    let more = js_sys::JSON::parse(r#"[{"id":"d","title":"Lothair I","text":"Lothair I was emperor. He was born in 795."}]"#).unwrap();
+    engine.add_passages(more).map_err(message).unwrap();
+    assert!(engine.graph_report().is_null(), "an unbuilt engine has no graph to report");
+    engine.build(None).map_err(message).unwrap();
+    let grown: serde_json::Value = serde_wasm_bindgen::from_value(engine.graph_report()).unwrap();
+    assert_eq!(grown["counts"]["passages"], 4);
+    assert_eq!(grown["extract"]["passages"], 4);
+    assert!(grown["triples"].as_u64() > report["triples"].as_u64());
+    assert_eq!(available(&engine), vec!["bm25", "dense", "hybrid", "hipporag", "catrag"]);
+}
