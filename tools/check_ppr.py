@@ -24,6 +24,11 @@ result is further than --max-l1 (default 1e-6) from networkx.
     /tmp/ppr-venv/bin/python tools/check_ppr.py [--corpus CORPUS.jsonl] [--seed N] [--dir DIR]
 
 `--dir DIR --no-export` compares an existing export without running Cargo.
+
+`--kg [--data DIR] [--question N]` checks the real thing instead: the knowledge graph of a dev
+folder (rule-based OpenIE, `examples/ppr_export_kg.rs`) and the teleport vector and overlay that
+CatRAG computes for one of its questions. Parallel arcs (a relation and a synonym arc joining the
+same two entities) are summed for networkx, as the transition matrix sums them.
 """
 
 import argparse
@@ -63,11 +68,13 @@ def read_scores(path: Path, n: int) -> np.ndarray:
 
 
 def networkx_ppr(n, src, dst, w, r, d) -> np.ndarray:
+    # parallel arcs (relation + synonym between the same entities) add up, as in P
+    summed = {}
+    for u, v, x in zip(src.tolist(), dst.tolist(), w.tolist()):
+        summed[(u, v)] = summed.get((u, v), 0.0) + x
     G = nx.DiGraph()
     G.add_nodes_from(range(n))
-    G.add_weighted_edges_from(zip(src.tolist(), dst.tolist(), w.tolist()))
-    if G.number_of_edges() != len(w):
-        sys.exit("parallel arcs in the export: a DiGraph would merge them")
+    G.add_weighted_edges_from((u, v, x) for (u, v), x in summed.items())
     pers = {int(u): float(x) for u, x in enumerate(r) if x > 0}
     pr = nx.pagerank(G, alpha=d, personalization=pers, dangling=pers, weight="weight",
                      tol=1e-15 / n, max_iter=10_000)
@@ -92,10 +99,12 @@ def exact_ppr(n, src, dst, w, r, d) -> np.ndarray:
     return kappa * y
 
 
-def top(scores: np.ndarray, passages: int, k: int = 5) -> list[int]:
-    # score descending, ties by passage id (as cairn::ppr::rank_passages)
-    idx = np.lexsort((np.arange(passages), -scores[:passages]))
-    return idx[:k].tolist()
+def top(scores: np.ndarray, passages, k: int = 5) -> list[int]:
+    # score descending, ties by passage id (as cairn::ppr::rank_passages); `passages` is the
+    # number of leading passage nodes, or the list of passage node ids
+    nodes = np.arange(passages) if isinstance(passages, int) else np.asarray(passages)
+    idx = np.lexsort((np.arange(len(nodes)), -scores[nodes]))
+    return nodes[idx[:k]].tolist()
 
 
 def main() -> int:
@@ -105,18 +114,26 @@ def main() -> int:
     ap.add_argument("--dir", default="/tmp/cairn-ppr-check")
     ap.add_argument("--no-export", action="store_true", help="use the files already in --dir")
     ap.add_argument("--max-l1", type=float, default=1e-6)
+    ap.add_argument("--kg", action="store_true", help="the real knowledge graph and a CatRAG query")
+    ap.add_argument("--data", default=str(ROOT.parent / "shared/data/2wikimultihopqa"))
+    ap.add_argument("--question", type=int, default=0)
     args = ap.parse_args()
     d = Path(args.dir)
+    if args.kg and args.dir == "/tmp/cairn-ppr-check":
+        d = Path("/tmp/cairn-ppr-kg")
     if not args.no_export:
         cmd = ["cargo", "run", "--release", "--quiet", "--example", "ppr_export", "--",
                "--corpus", args.corpus, "--out", str(d), "--seed", str(args.seed)]
+        if args.kg:
+            cmd = ["cargo", "run", "--release", "--quiet", "--example", "ppr_export_kg", "--",
+                   "--data", args.data, "--question", str(args.question), "--out", str(d)]
         print("$", " ".join(cmd), flush=True)
         subprocess.run(cmd, cwd=ROOT, check=True)
 
     meta, n, src, dst, w, r, mult = load(d)
     damping = meta["config"]["damping"]
-    passages = meta["passages"]
-    print(f"graph: {n} nodes ({passages} passages), {len(w)} arcs, damping {damping}, "
+    passages = meta.get("passage_nodes", meta["passages"])
+    print(f"graph: {n} nodes ({meta['passages']} passages), {len(w)} arcs, damping {damping}, "
           f"{int((mult != 1).sum())} overlay arcs, {int((r > 0).sum())} teleport entries")
     worst = 0.0
     for case, weights in [("plain", w), ("overlay", w * mult)]:
