@@ -16,13 +16,14 @@
 //!
 //! Weights are written as the exact decimal of their f64 value, so Python reads the same numbers.
 
+#[path = "ppr_support/export.rs"]
+mod export;
 #[path = "ppr_support/graph.rs"]
 mod graph;
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
-use cairn::ppr::{ArcOverlay, CsrGraph, PprConfig, PprMethod, PprSolver};
+use cairn::ppr::{ArcOverlay, CsrGraph, PprConfig};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -56,45 +57,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         overlay.len()
     );
 
-    std::fs::create_dir_all(&out)?;
-    let mut s = String::new();
-    for u in 0..csr.node_count() {
-        for a in g.offsets[u] as usize..g.offsets[u + 1] as usize {
-            writeln!(s, "{u}\t{}\t{}", g.targets[a], f64::from(g.weights[a]))?;
-        }
-    }
-    std::fs::write(out.join("arcs.tsv"), s)?;
-    let mut s = String::new();
-    for (u, &x) in teleport.iter().enumerate().filter(|e| *e.1 > 0.0) {
-        writeln!(s, "{u}\t{x}")?;
-    }
-    std::fs::write(out.join("teleport.tsv"), s)?;
-    let mut s = String::new();
-    for &(a, x) in &entries {
-        writeln!(s, "{a}\t{}", f64::from(x))?;
-    }
-    std::fs::write(out.join("overlay.tsv"), s)?;
-
     let config = PprConfig::default();
-    let mut solver = PprSolver::new();
-    let mut reports = serde_json::Map::new();
-    for method in [PprMethod::Power, PprMethod::Push] {
-        for (name, ov) in [("plain", None), ("overlay", Some(&overlay))] {
-            let cfg = PprConfig { method, ..config };
-            let t = std::time::Instant::now();
-            let report = solver.run(&csr, ov, &teleport, &cfg)?;
-            let ms = t.elapsed().as_secs_f64() * 1e3;
-            let m = serde_json::to_value(method)?;
-            let key = format!("{}_{name}", m.as_str().unwrap_or("?"));
-            println!("{key}: {report:?} ({ms:.2} ms)");
-            let mut s = String::new();
-            for (u, x) in solver.scores().iter().enumerate() {
-                writeln!(s, "{u}\t{x}")?;
-            }
-            std::fs::write(out.join(format!("scores_{key}.tsv")), s)?;
-            reports.insert(key, serde_json::to_value(report)?);
-        }
-    }
+    let reports = export::write_case(&out, &csr, &teleport, &overlay, config)?;
     let meta = serde_json::json!({
         "corpus": corpus.display().to_string(),
         "nodes": csr.node_count(),

@@ -10,13 +10,15 @@
 //! without that overlay, and writes the files `ppr_export` writes (arcs, teleport, overlay,
 //! scores, meta.json) plus `passage_nodes` in meta.json, to DIR (default `/tmp/cairn-ppr-kg`).
 
-use std::fmt::Write as _;
+#[path = "ppr_support/export.rs"]
+mod export;
+
 use std::path::PathBuf;
 use std::rc::Rc;
 
 use cairn::embed::{Embedder, StaticEmbedder};
 use cairn::index::EmbedderSlot;
-use cairn::ppr::{ArcOverlay, CsrGraph, PprConfig, PprMethod, PprSolver};
+use cairn::ppr::{ArcOverlay, CsrGraph, PprConfig};
 use cairn::{Corpus, Index, IndexConfig, Method};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -65,44 +67,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         overlay.len()
     );
 
-    std::fs::create_dir_all(&out)?;
-    let mut s = String::new();
-    for u in 0..csr.node_count() {
-        for a in offsets[u] as usize..offsets[u + 1] as usize {
-            writeln!(s, "{u}\t{}\t{}", targets[a], f64::from(weights[a]))?;
-        }
-    }
-    std::fs::write(out.join("arcs.tsv"), s)?;
-    let mut s = String::new();
-    for (u, &x) in r.teleport.iter().enumerate().filter(|e| *e.1 > 0.0) {
-        writeln!(s, "{u}\t{x}")?;
-    }
-    std::fs::write(out.join("teleport.tsv"), s)?;
-    let mut s = String::new();
-    for (a, x) in overlay.entries() {
-        writeln!(s, "{a}\t{}", f64::from(*x))?;
-    }
-    std::fs::write(out.join("overlay.tsv"), s)?;
-
     let config = PprConfig::default();
-    let mut solver = PprSolver::new();
-    let mut reports = serde_json::Map::new();
-    for method in [PprMethod::Power, PprMethod::Push] {
-        for (name, ov) in [("plain", None), ("overlay", Some(&overlay))] {
-            let cfg = PprConfig { method, ..config };
-            let t = std::time::Instant::now();
-            let report = solver.run(&csr, ov, &r.teleport, &cfg)?;
-            let ms = t.elapsed().as_secs_f64() * 1e3;
-            let key = format!("{}_{name}", serde_json::to_value(method)?.as_str().unwrap_or("?"));
-            println!("{key}: {report:?} ({ms:.2} ms)");
-            let mut s = String::new();
-            for (u, x) in solver.scores().iter().enumerate() {
-                writeln!(s, "{u}\t{x}")?;
-            }
-            std::fs::write(out.join(format!("scores_{key}.tsv")), s)?;
-            reports.insert(key, serde_json::to_value(report)?);
-        }
-    }
+    let reports = export::write_case(&out, &csr, &r.teleport, &overlay, config)?;
     let meta = serde_json::json!({
         "data": data.display().to_string(),
         "query": query,
