@@ -49,7 +49,8 @@ impl DenseField {
         self.vectors.as_slice().len() * std::mem::size_of::<f32>()
     }
 
-    /// Cosine of `query`'s vector with every passage: `(passage, score)` in passage order.
+    /// Cosine of `query`'s vector with every passage: `(passage, score)` in passage order; none
+    /// when the query embeds to the zero vector (no token the embedder knows, e.g. only emoji).
     ///
     /// # Errors
     /// The embedder's, when it fails on the query.
@@ -58,6 +59,11 @@ impl DenseField {
             return Ok(Vec::new());
         }
         let q = self.embedder.embed(query)?;
+        // A query with no known token embeds to the zero vector: every cosine is 0, and ranking
+        // by them would return passages in corpus order as if they matched. Nothing matches.
+        if crate::embed::is_zero(&q) {
+            return Ok(Vec::new());
+        }
         Ok(self.vectors.scores(&q)?.into_iter().enumerate().map(|(i, s)| (i as u32, s)).collect())
     }
 }

@@ -210,3 +210,18 @@ fn extending_a_carried_graph_equals_building_it_at_once() {
     assert!(err.contains("covers 5 passages but the corpus has 1"), "{err}");
     assert!(tiny.graph().is_none());
 }
+
+/// A query the static embedder knows no token of (emoji only) embeds to the zero vector: dense
+/// methods then find nothing instead of listing passages in corpus order with score 0, and the
+/// graph methods (seeded by the same embedder) find nothing either.
+#[test]
+fn a_query_with_no_known_token_matches_nothing() {
+    let mut index = index();
+    let e = static_embedder(&index);
+    assert!(crate::embed::is_zero(&e.embed("🦀 🦀").unwrap()), "the emoji query should embed to zero");
+    assert!(index.search("🦀 🦀", 5, Method::Dense).unwrap().is_empty());
+    index.build_graph(e, &mut |_, _, _| {}).unwrap();
+    assert!(index.search("🦀 🦀", 5, Method::Catrag).unwrap().is_empty());
+    assert!(index.search("🦀 🦀", 5, Method::Hipporag).unwrap().is_empty());
+    assert!(!index.search("capital of France", 5, Method::Dense).unwrap().is_empty());
+}

@@ -614,6 +614,7 @@ impl Index {
         let field = self.field(method)?;
         let kg = self.graph.as_ref().ok_or(Error::MissingGraph { method: method.name().to_string() })?;
         let q = field.embedder().embed(query)?;
+        let query_is_zero = crate::embed::is_zero(&q);
         let passage_scores =
             if field.vectors().is_empty() { Vec::new() } else { field.vectors().scores(&q)? };
         let graph_q =
@@ -644,7 +645,13 @@ impl Index {
                 scored.push((i, if s.is_finite() { s } else { f64::NEG_INFINITY }));
             }
         }
-        let hits = top_k_f64(scored, k, &self.corpus);
+        // No seed and a query the embedder knows no token of: the dense fallback's scores are
+        // all 0, so nothing matches (as for the dense methods).
+        let hits = if retrieval.fallback.is_some() && query_is_zero {
+            Vec::new()
+        } else {
+            top_k_f64(scored, k, &self.corpus)
+        };
         Ok(GraphSearch { hits, retrieval })
     }
 
