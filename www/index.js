@@ -86,6 +86,11 @@ const state = {
   embedderLoad: null, // {id, embedder, pending: {query, question} | null} while an embedder loads
   embedderLoadId: 0,
   progressPhase: null, // the phase of the last progress message of the running request
+  // The indexing requests that built the current corpus, in order (a 'replace' starts it over),
+  // so that a Cancel that must stop the worker can rebuild the corpus (BM25 only) in a new one.
+  history: [],
+  pendingIndex: null, // the indexing request in flight
+  restoring: 0, // replayed requests still to answer
 };
 
 // ---------------------------------------------------------------- worker
@@ -114,8 +119,32 @@ function startWorker({ loadDemo }) {
   render();
 }
 
+/**
+ * Cancel work that runs in one engine call (indexing, the static embedding, the graph build):
+ * stop the worker and start a new one that indexes the corpus of before the cancelled step
+ * again, from the requests that built it (BM25 only: embeddings and the graph are rebuilt when a
+ * method needs them). With no corpus before, the new engine is empty.
+ */
+function restartKeepingCorpus(what) {
+  const replay = state.history.slice();
+  if (replay.length === 0) {
+    restartEmpty(`${what}, so the engine is empty now.`);
+    return;
+  }
+  state.worker.terminate();
+  setBusy(false);
+  clearResults();
+  startWorker({ loadDemo: false });
+  state.history = replay;
+  state.restoring = replay.length;
+  setBusy(true, 'Restoring your corpus…');
+  for (const m of replay) state.worker.postMessage(m);
+  showNotice(`${what}. Your corpus is indexed again (BM25); dense and graph methods rebuild what they need when you choose them.`);
+}
+
 /** Stop the worker (and whatever it is doing) and start an empty one. */
 function restartEmpty(noticeText) {
+  state.history = [];
   state.worker.terminate();
   setBusy(false);
   clearResults();
@@ -127,6 +156,7 @@ function restartEmpty(noticeText) {
 
 function requestIndex(message) {
   hideNotice();
+  state.pendingIndex = message;
   setBusy(true, message.type === 'load-demo' ? 'Loading the demo corpus…' : 'Reading…');
   state.worker.postMessage(message);
 }
@@ -152,6 +182,17 @@ function onMessage(msg) {
         embedderReady(msg);
         break;
       }
+      if (state.restoring > 0) {
+        state.restoring -= 1;
+        if (state.restoring > 0) {
+          if (msg.stats) state.stats = msg.stats;
+          if (msg.changed) state.sources = msg.replace ? msg.labels || [] : state.sources.concat(msg.labels || []);
+          break;
+        }
+      } else if (msg.changed && state.pendingIndex) {
+        state.history = msg.replace ? [state.pendingIndex] : state.history.concat([state.pendingIndex]);
+      }
+      state.pendingIndex = null;
       setBusy(false);
       if (msg.stats) state.stats = msg.stats;
       if (msg.changed) {
@@ -277,6 +318,8 @@ function render() {
     }
   }
   renderGraphInfo();
+  // the example questions are HotpotQA's: offer them while the demo corpus is loaded
+  el.examples.hidden = state.questions.length === 0 || !state.sources.includes('HotpotQA demo');
   el.sources.hidden = state.sources.length === 0 || !stats || stats.passages === 0;
   el.sources.textContent = `From: ${state.sources.join(', ')}`;
 }
@@ -367,8 +410,14 @@ function renderMethods() {
     if (!m) hint = 'MiniLM first downloads 38 MB (model and engine) from this site, then embeds every passage: about 3 passages a second.';
     else if (m.embedded < m.passages) hint = `MiniLM: ${fmt(m.embedded)} of ${fmt(m.passages)} passages embedded; a search embeds the rest first.`;
     else hint = `MiniLM loaded: ${m.dims}-d, ${fmt(m.embedded)} passages embedded.`;
-  } else if (state.embedder) hint = `Embeddings loaded: static MiniLM, ${state.embedder.dims}-d.`;
-  else if (needsDownload) hint = 'Dense and hybrid first download 7.8 MB of embeddings, from this site.';
+  } else if (GRAPH_METHODS.includes(chosen) && state.graph) {
+    hint = `Knowledge graph built: ${fmt(state.graph.counts.entity_nodes)} entities, ${fmt(state.graph.counts.facts)} facts.`;
+  } else if (GRAPH_METHODS.includes(chosen)) {
+    hint = 'HippoRAG 2 and CatRAG first build a knowledge graph of the corpus (seconds), here in the page.';
+  } else if (state.embedder && STATIC_EMBEDDER_METHODS.includes(chosen)) hint = `Embeddings loaded: static MiniLM, ${state.embedder.dims}-d.`;
+  else if (needsDownload && (chosen === 'bm25' || STATIC_EMBEDDER_METHODS.includes(chosen))) {
+    hint = 'Dense and hybrid first download 7.8 MB of embeddings, from this site.';
+  }
   el.methodHint.textContent = hint;
   el.methodHint.hidden = !el.methodHint.textContent;
 }
@@ -430,7 +479,8 @@ function cancelEmbedderLoad() {
     return;
   }
   if (['embedding', 'extract', 'graph-embed', 'synonyms'].includes(state.progressPhase)) {
-    restartEmpty('Embedding was cancelled, so the engine is empty now.');
+    state.embedderLoad = null;
+    restartKeepingCorpus(state.progressPhase === 'embedding' ? 'Embedding was cancelled' : 'Building the knowledge graph was cancelled');
     return;
   }
   state.embedderLoad = null;
@@ -465,6 +515,9 @@ function runSearch(query, question = null) {
       el.resultsMeta.textContent = 'Wait for indexing to finish, then search again.';
       return;
     }
+    // the results on screen belong to another query or method: clear them while loading
+    clearResults();
+    state.lastSearch = { query, question: q };
     el.resultsMeta.textContent = `Loading ${EMBEDDER_NAMES[embedder]} first…`;
     loadEmbedder(embedder, { query, question: q });
     return;
@@ -671,6 +724,8 @@ async function loadExamples() {
 function showError(message) {
   el.errorMessage.textContent = message;
   el.error.hidden = false;
+  // the box is at the top of the page: bring it into view wherever the user is
+  el.error.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
 }
 
 function showNotice(text) {
@@ -710,7 +765,7 @@ function ms(x) {
 el.errorDismiss.addEventListener('click', hideError);
 el.cancel.addEventListener('click', () => {
   if (state.embedderLoad) cancelEmbedderLoad();
-  else restartEmpty('Indexing was cancelled, so the engine is empty now.');
+  else restartKeepingCorpus('Indexing was cancelled');
 });
 el.loadDemo.addEventListener('click', () => {
   hideError();
@@ -905,6 +960,13 @@ function explainElement(explanation, pe, hit) {
   d.append(seedLine);
 
   const paths = pe.paths || [];
+  if (explanation.retrieval && explanation.retrieval.fallback) {
+    const p = document.createElement('p');
+    p.className = 'explain-none';
+    p.textContent = `With no seed to start a walk from, this passage ranks by its dense similarity to the query (${pe.score.toPrecision(3)}).`;
+    d.append(p);
+    return d;
+  }
   if (paths.length === 0) {
     const p = document.createElement('p');
     p.className = 'explain-none';
@@ -981,7 +1043,7 @@ function explainElement(explanation, pe, hit) {
   d.append(root);
   const legend = document.createElement('p');
   legend.className = 'explain-legend';
-  for (const [cls, text] of [['anchor', 'query entity'], ['seed', 'fact seed'], ['entity', 'entity'], ['passage', 'passage'], ['up', 'boosted edge'], ['down', 'demoted edge'], ['cut', 'cut edge']]) {
+  for (const [cls, text] of [['anchor', 'query entity'], ['seed', 'fact seed'], ['entity', 'entity'], ['passage', 'passage'], ['same', 'edge as stored'], ['up', 'boosted edge'], ['down', 'demoted edge'], ['cut', 'cut edge']]) {
     const span = document.createElement('span');
     span.className = `legend-item ${cls}`;
     span.textContent = text;

@@ -293,7 +293,7 @@ test('(iv) the page sends no request to any other origin', { timeout: 90_000 }, 
   assertNoPageErrors();
 });
 
-test('(v) Cancel stops indexing and leaves an empty engine that can reload the demo', { timeout: 120_000 }, async (t) => {
+test('(v) Cancel stops indexing and brings back the corpus of before', { timeout: 120_000 }, async (t) => {
   const { page, assertNoPageErrors } = await openPage(t);
   await waitForStatus(page, DEMO_STATUS, 'the demo corpus should load');
   // big enough to take a few seconds to index
@@ -304,11 +304,10 @@ test('(v) Cancel stops indexing and leaves an empty engine that can reload the d
   await page.setInputFiles('#file-input', [{ name: 'big.jsonl', mimeType: 'application/x-ndjson', buffer: Buffer.from(lines.join('\n')) }]);
   await page.waitForSelector('#progress-row:not([hidden])', { timeout: WAIT });
   await page.click('#cancel');
-  await waitForStatus(page, /^No passages yet/, 'after Cancel the fresh engine should be empty');
-  assert.equal(await page.isHidden('#progress-row'), true, 'the progress bar should go away after Cancel');
-  assert.equal(await page.isVisible('#reload-demo'), true, 'after Cancel the page should offer to reload the demo');
-  await page.click('#reload-demo');
-  await waitForStatus(page, DEMO_STATUS, 'the demo should load again in the new worker');
+  await waitForStatus(page, DEMO_STATUS, 'after Cancel the demo corpus (what was there before the file) should be back');
+  assert.match(await page.textContent('#notice-text'), /^Indexing was cancelled\. Your corpus is indexed again/);
+  await page.waitForSelector('#progress-row', { state: 'hidden', timeout: WAIT });
+  assert.equal(await page.textContent('#sources'), 'From: HotpotQA demo', 'the cancelled file must not be in the corpus');
   const hits = await search(page, QUESTION.question);
   assert.equal(hits.length, 5);
   assertNoPageErrors();
@@ -588,5 +587,50 @@ test('(x) CatRAG builds the knowledge graph on demand, shows its counts, explain
   const origin = new URL(server.url).origin;
   const foreign = requests.filter((r) => r.test === t.name && !/^(data|blob):/.test(r.url) && new URL(r.url).origin !== origin);
   assert.deepEqual(foreign, [], `requests left ${origin}`);
+  assertNoPageErrors();
+});
+
+test('(xi) Cancel while the knowledge graph builds keeps the corpus, the added file included', { timeout: 180_000 }, async (t) => {
+  const { page, assertNoPageErrors } = await openPage(t);
+  await waitForStatus(page, DEMO_STATUS, 'the demo corpus should load');
+  // a file of 3,000 paragraphs (made from the demo's own sentences) added to the demo, so that
+  // the graph build lasts long enough to be cancelled
+  const demo = fs
+    .readFileSync(path.join(root, 'www', 'data', 'hotpotqa', 'corpus.jsonl'), 'utf8')
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l));
+  const paragraphs = Array.from({ length: 3000 }, (_, i) => `${demo[i % demo.length].text} (copy ${i + 1})`);
+  await page.check('#mode-add');
+  await page.setInputFiles('#file-input', { name: 'copies.txt', mimeType: 'text/plain', buffer: Buffer.from(paragraphs.join('\n\n')) });
+  await waitForStatus(page, /^[\d,]+ passages\b.*· built/, 'the file should be added to the demo');
+  await page.waitForFunction(() => !/^997 passages/.test(document.getElementById('status').textContent.trim()), null, { timeout: WAIT });
+  const count = /^([\d,]+) passages/.exec((await page.textContent('#status')).trim())[1];
+  assert.ok(Number(count.replace(/,/g, '')) > 3000, `the file should add its paragraphs, status says ${count}`);
+
+  await page.fill('#query', QUESTION.question);
+  await page.selectOption('#method', 'catrag');
+  try {
+    await page.waitForFunction(
+      () => /^(Extracting triples|Embedding entities|Linking synonym)/.test(document.getElementById('progress-label').textContent),
+      null,
+      { timeout: 60_000, polling: 20 },
+    );
+  } catch {
+    assert.fail(`no graph-build progress after choosing CatRAG (${await describePage(page)})`);
+  }
+  await page.click('#cancel');
+  try {
+    await page.waitForFunction(() => !document.getElementById('notice').hidden, null, { timeout: WAIT });
+  } catch {
+    assert.fail(`no notice after cancelling the graph build (${await describePage(page)})`);
+  }
+  assert.match(await page.textContent('#notice-text'), /^Building the knowledge graph was cancelled\. Your corpus is indexed again/);
+  await waitForStatus(page, new RegExp(`^${count} passages\\b`), 'the demo and the added file should both be back');
+  assert.match(await page.textContent('#sources'), /HotpotQA demo, copies\.txt/);
+  assert.equal(await page.inputValue('#method'), 'bm25');
+  const hits = await search(page, QUESTION.question);
+  assert.equal(hits.length, 5, 'BM25 should answer over the restored corpus');
+  await page.screenshot({ path: path.join(screenshots, 'graph-cancelled.png'), fullPage: true });
   assertNoPageErrors();
 });
