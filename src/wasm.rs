@@ -416,29 +416,13 @@ impl Engine {
         let Some(State::Built(index)) = &self.state else {
             return Err(js_err(crate::Error::NotBuilt));
         };
-        let graph = index
-            .graph()
+        let kg = index
+            .knowledge_graph()
             .ok_or_else(|| js_err("the knowledge graph is not built yet: build it first (buildGraph)"))?;
         let i = index.corpus().index_of(id).ok_or_else(|| js_err(format!("no passage has the id {id:?}")))?;
-        let name = |n: u32| match graph.node(n) {
-            Some(crate::graph::NodeRef::Entity { name, .. }) => name.to_string(),
-            _ => String::new(),
-        };
-        let node = graph.passage_node(i as u32);
-        let triples: Vec<TripleOut> = node
-            .map(|n| graph.facts_of_passage(n))
-            .unwrap_or(&[])
-            .iter()
-            .filter_map(|&f| graph.facts().get(f as usize))
-            .map(|f| TripleOut { subject: name(f.subject), relation: f.relation.clone(), object: name(f.object) })
-            .collect();
-        let entities: Vec<String> = node.map(|n| graph.entities_of(n)).unwrap_or(&[]).iter().map(|&e| name(e)).collect();
-        let english = index
-            .corpus()
-            .get(i as u32)
-            .map(|p| crate::text::Pipeline::english().map(|pl| pl.analyze(&p.title, &p.text).language.english).unwrap_or(true))
-            .unwrap_or(true);
-        to_js(&PassageGraphOut { id, english, triples, entities }).map_err(js_err)
+        let passage = index.corpus().get(i).ok_or_else(|| js_err(format!("no passage has the id {id:?}")))?;
+        let facts = kg.passage_facts(i, passage);
+        to_js(&PassageGraphOut { id, facts }).map_err(js_err)
     }
 
     /// Why the graph methods rank what they rank: `{method, hits, retrieval: {seeds, anchors,
@@ -758,18 +742,10 @@ impl MiniLm {
 }
 
 #[derive(Serialize)]
-struct TripleOut {
-    subject: String,
-    relation: String,
-    object: String,
-}
-
-#[derive(Serialize)]
 struct PassageGraphOut<'a> {
     id: &'a str,
-    english: bool,
-    triples: Vec<TripleOut>,
-    entities: Vec<String>,
+    #[serde(flatten)]
+    facts: crate::index::PassageFacts,
 }
 
 /// Serialise for JS with maps as plain objects.

@@ -81,6 +81,22 @@ function postError(during, err, extra = {}) {
   post({ type: 'error', during, message: fatal ? `internal error in the engine: ${message(err)}` : message(err), fatal, ...extra });
 }
 
+/**
+ * The replies of a 'load-embedder' request: `ready(extra)` and `fail(what, err)`, which reports
+ * the error and then replies `failed: true`, except after a wasm trap (`fatal`: the page restarts
+ * the worker).
+ */
+function loadReplies(id, embedderName) {
+  const ready = (extra) =>
+    post({ type: 'ready', request: 'load-embedder', embedderName, id, stats: stats(), ...methodsInfo(), changed: false, timing: null, ...extra });
+  const fail = (what, err) => {
+    const fatal = err instanceof WebAssembly.RuntimeError;
+    post({ type: 'error', during: 'load-embedder', fatal, message: `${what}: ${fatal ? 'internal error in the engine: ' : ''}${message(err)}` });
+    if (!fatal) ready({ failed: true });
+  };
+  return { ready, fail };
+}
+
 function baseName(name) {
   return String(name ?? '').trim() || 'pasted text';
 }
@@ -379,13 +395,8 @@ function yieldToMessages() {
  * when a cancel stopped the download or paused the embedding; `failed: true` on an error).
  */
 async function loadMinilm(id) {
-  const reply = (extra) =>
-    post({ type: 'ready', request: 'load-embedder', embedderName: 'minilm', id, stats: stats(), ...methodsInfo(), changed: false, timing: null, ...extra });
-  const fail = (err) => {
-    const fatal = err instanceof WebAssembly.RuntimeError;
-    post({ type: 'error', during: 'load-embedder', fatal, message: `MiniLM could not be loaded: ${fatal ? 'internal error in the engine: ' : ''}${message(err)}` });
-    if (!fatal) reply({ failed: true });
-  };
+  const { ready: reply, fail: failWith } = loadReplies(id, 'minilm');
+  const fail = (err) => failWith('MiniLM could not be loaded', err);
   const t0 = now();
   minilmCancel = false;
   let downloadMs = 0;
@@ -470,8 +481,7 @@ async function embedMinilm() {
  * progress. Replies 'ready' with `embedderName: 'graph'`.
  */
 async function loadGraph(id) {
-  const reply = (extra) =>
-    post({ type: 'ready', request: 'load-embedder', embedderName: 'graph', id, stats: stats(), ...methodsInfo(), changed: false, timing: null, ...extra });
+  const { ready: reply, fail } = loadReplies(id, 'graph');
   const t0 = now();
   if (!engine.availableMethods().includes('dense')) {
     const status = await loadEmbedder(id, true);
@@ -489,9 +499,7 @@ async function loadGraph(id) {
   try {
     engine.buildGraph(progressPoster((p) => p));
   } catch (err) {
-    const fatal = err instanceof WebAssembly.RuntimeError;
-    post({ type: 'error', during: 'load-embedder', fatal, message: `The knowledge graph could not be built: ${fatal ? 'internal error in the engine: ' : ''}${message(err)}` });
-    if (!fatal) reply({ failed: true });
+    fail('The knowledge graph could not be built', err);
     return;
   }
   reply({ timing: { graphMs: now() - t1, totalMs: now() - t0 } });

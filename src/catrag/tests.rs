@@ -11,29 +11,7 @@ use crate::graph::{build_graph, GraphConfig, Triple};
 use crate::text::EntityKind;
 use crate::Passage;
 
-/// Exact text → the given vector (normalised); any other text → the zero vector.
-struct MapEmbedder {
-    dim: usize,
-    map: HashMap<String, Vec<f32>>,
-}
-
-impl Embedder for MapEmbedder {
-    fn dim(&self) -> usize {
-        self.dim
-    }
-
-    fn embed_batch(&self, texts: &[&str], progress: &mut dyn FnMut(usize, usize)) -> crate::Result<Vec<f32>> {
-        let mut out = Vec::with_capacity(texts.len() * self.dim);
-        for t in texts {
-            match self.map.get(*t) {
-                Some(v) => out.extend_from_slice(v),
-                None => out.extend(std::iter::repeat(0.0).take(self.dim)),
-            }
-        }
-        progress(texts.len(), texts.len());
-        Ok(out)
-    }
-}
+use crate::embed::testing::MapEmbedder;
 
 const DIM: usize = 8;
 

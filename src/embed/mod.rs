@@ -248,6 +248,54 @@ impl VectorMatrix {
     }
 }
 
+/// Test doubles shared by the unit tests of the modules that take an [`Embedder`].
+#[cfg(test)]
+pub(crate) mod testing {
+    use std::collections::HashMap;
+
+    use super::{l2_normalize, Embedder};
+
+    /// A deterministic fake embedder: exact text → the given vector (normalised); any other
+    /// text → the zero vector (the [`Embedder`] contract for "nothing to embed").
+    pub(crate) struct MapEmbedder {
+        pub(crate) dim: usize,
+        pub(crate) map: HashMap<String, Vec<f32>>,
+    }
+
+    impl MapEmbedder {
+        /// `entries` as (text, vector); the vectors are L2-normalised here.
+        pub(crate) fn new(dim: usize, entries: &[(&str, Vec<f32>)]) -> Self {
+            let map = entries
+                .iter()
+                .map(|(t, v)| {
+                    let mut v = v.clone();
+                    l2_normalize(&mut v);
+                    (t.to_string(), v)
+                })
+                .collect();
+            MapEmbedder { dim, map }
+        }
+    }
+
+    impl Embedder for MapEmbedder {
+        fn dim(&self) -> usize {
+            self.dim
+        }
+
+        fn embed_batch(&self, texts: &[&str], progress: &mut dyn FnMut(usize, usize)) -> crate::Result<Vec<f32>> {
+            let mut out = Vec::with_capacity(texts.len() * self.dim);
+            for t in texts {
+                match self.map.get(*t) {
+                    Some(v) => out.extend_from_slice(v),
+                    None => out.extend(std::iter::repeat(0.0).take(self.dim)),
+                }
+            }
+            progress(texts.len(), texts.len());
+            Ok(out)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

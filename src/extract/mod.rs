@@ -26,7 +26,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod rules;
 
-pub use rules::{extract_corpus, extract_passage, ExtractOutput, ExtractStats, PassageInfo, RuleExtractor};
+pub use rules::{extract_corpus, extract_passage, extract_passages, ExtractOutput, ExtractStats, PassageInfo, RuleExtractor};
 
 /// One (subject, relation, object) fact extracted from a passage, as in HippoRAG 2 §3 (OpenIE
 /// over every passage) and CatRAG §3.1.

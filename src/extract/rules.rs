@@ -100,7 +100,7 @@ use serde::Serialize;
 use super::Triple;
 use crate::graph::normalize_entity;
 use crate::text::{Antecedent, ChunkKind, Document, EntityKind, Gazetteer, Pipeline, Upos, VerbForm};
-use crate::Corpus;
+use crate::{Corpus, Passage};
 
 /// What [`extract_corpus`] returns: every triple, in passage order, and counts.
 #[derive(Debug, Clone, Default)]
@@ -140,12 +140,23 @@ pub fn extract_corpus(
     corpus: &Corpus,
     progress: &mut dyn FnMut(usize, usize),
 ) -> ExtractOutput {
+    extract_passages(pipeline, 0, corpus.passages(), progress)
+}
+
+/// As [`extract_corpus`] for `passages`, which are corpus passages `first_index..` (the index
+/// copied into each triple): the new passages of a grown corpus, for an incremental graph.
+pub fn extract_passages(
+    pipeline: &Pipeline,
+    first_index: u32,
+    passages: &[Passage],
+    progress: &mut dyn FnMut(usize, usize),
+) -> ExtractOutput {
     let mut ex = RuleExtractor::new(*pipeline);
-    let total = corpus.len();
+    let total = passages.len();
     let mut out = ExtractOutput::default();
     progress(0, total);
-    for (i, p) in corpus.passages().iter().enumerate() {
-        let index = u32::try_from(i).unwrap_or(u32::MAX);
+    for (i, p) in passages.iter().enumerate() {
+        let index = u32::try_from(i).ok().and_then(|i| first_index.checked_add(i)).unwrap_or(u32::MAX);
         let info = ex.extract_into(index, &p.title, &p.text, &mut out.triples);
         out.stats.passages += 1;
         if info.english {
@@ -160,6 +171,17 @@ pub fn extract_corpus(
     }
     out.stats.triples = out.triples.len();
     out
+}
+
+impl ExtractStats {
+    /// Add `other`'s counts to these (the stats of a corpus grown by a batch).
+    pub fn merge(&mut self, other: &ExtractStats) {
+        self.passages += other.passages;
+        self.english_passages += other.english_passages;
+        self.non_english_passages += other.non_english_passages;
+        self.sentences += other.sentences;
+        self.triples += other.triples;
+    }
 }
 
 /// Extract the triples of one passage (`index` is its corpus index, copied into each triple;

@@ -1,50 +1,13 @@
 //! Hand-worked graphs (METHOD.md §1): counts, weights, normalisation, duplicates, synonym edges
 //! from hand-chosen vectors, incremental adds equal to one build, and bad input.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use super::*;
 use crate::embed::{l2_normalize, Embedder};
 use crate::Passage;
 
-/// A deterministic fake embedder: exact text → the given vector (normalised); any other text →
-/// the zero vector (the [`Embedder`] contract for "nothing to embed").
-struct MapEmbedder {
-    dim: usize,
-    map: HashMap<String, Vec<f32>>,
-}
-
-impl MapEmbedder {
-    fn new(dim: usize, entries: &[(&str, Vec<f32>)]) -> Self {
-        let map = entries
-            .iter()
-            .map(|(t, v)| {
-                let mut v = v.clone();
-                l2_normalize(&mut v);
-                (t.to_string(), v)
-            })
-            .collect();
-        MapEmbedder { dim, map }
-    }
-}
-
-impl Embedder for MapEmbedder {
-    fn dim(&self) -> usize {
-        self.dim
-    }
-
-    fn embed_batch(&self, texts: &[&str], progress: &mut dyn FnMut(usize, usize)) -> crate::Result<Vec<f32>> {
-        let mut out = Vec::with_capacity(texts.len() * self.dim);
-        for t in texts {
-            match self.map.get(*t) {
-                Some(v) => out.extend_from_slice(v),
-                None => out.extend(std::iter::repeat(0.0).take(self.dim)),
-            }
-        }
-        progress(texts.len(), texts.len());
-        Ok(out)
-    }
-}
+use crate::embed::testing::MapEmbedder;
 
 /// A deterministic embedder for generated data: texts whose first word is the same share a base
 /// direction (a "cluster"), plus noise from the whole text. `dim` > 96 exercises the bound (48-dimension prefix).

@@ -115,6 +115,28 @@ impl KnowledgeGraph {
         &self.hubs
     }
 
+    /// What the graph holds of corpus passage `index`, whose title and text are `passage`'s: the
+    /// facts it states (subject and object by display name), the entities it contains, and
+    /// whether its text looked English to the pipeline (no triples are extracted otherwise).
+    pub fn passage_facts(&self, index: u32, passage: &crate::Passage) -> PassageFacts {
+        let graph = &self.graph;
+        let name = |n: u32| match graph.node(n) {
+            Some(crate::graph::NodeRef::Entity { name, .. }) => name.to_string(),
+            _ => String::new(),
+        };
+        let node = graph.passage_node(index);
+        let triples = node
+            .map(|n| graph.facts_of_passage(n))
+            .unwrap_or(&[])
+            .iter()
+            .filter_map(|&f| graph.facts().get(f as usize))
+            .map(|f| FactText { subject: name(f.subject), relation: f.relation.clone(), object: name(f.object) })
+            .collect();
+        let entities = node.map(|n| graph.entities_of(n)).unwrap_or(&[]).iter().map(|&e| name(e)).collect();
+        let english = self.pipeline.analyze(&passage.title, &passage.text).language.english;
+        PassageFacts { english, triples, entities }
+    }
+
     /// The name of the edge tierer CatRAG queries use (by default `embedding-similarity`).
     pub fn tierer_name(&self) -> &str {
         self.tierer.as_ref().map_or(EmbeddingSimilarityTierer::NAME, |t| t.name())
@@ -145,4 +167,26 @@ impl Stopwatch {
             None
         }
     }
+}
+
+/// One fact as text ([`KnowledgeGraph::passage_facts`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FactText {
+    /// The subject entity's display name.
+    pub subject: String,
+    /// The relation as first seen.
+    pub relation: String,
+    /// The object entity's display name.
+    pub object: String,
+}
+
+/// A passage's part of the knowledge graph ([`KnowledgeGraph::passage_facts`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PassageFacts {
+    /// Whether the text looked English (triples are extracted from English text only).
+    pub english: bool,
+    /// The facts the passage states.
+    pub triples: Vec<FactText>,
+    /// The entities it contains, by display name.
+    pub entities: Vec<String>,
 }

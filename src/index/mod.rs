@@ -30,7 +30,7 @@ use crate::text::{Analyzer, Pipeline};
 pub use bm25::{Bm25, Bm25Config};
 pub use dense::{reciprocal_rank_fusion, DenseField, RRF_DEPTH, RRF_K};
 use knowledge::Stopwatch;
-pub use knowledge::{GraphBuildReport, GraphStage, KnowledgeGraph};
+pub use knowledge::{FactText, GraphBuildReport, GraphStage, KnowledgeGraph, PassageFacts};
 
 /// Configuration of every index structure, with the defaults of METHOD.md. Serde names are the
 /// field names; every field has a default (`{}` is the default configuration); unknown keys are
@@ -383,34 +383,22 @@ impl Index {
                 "the knowledge graph covers {first} passages but the corpus has {total}: build the graph again"
             )));
         }
-        self.graph = None;
-        let KnowledgeGraph { graph, embedder, pipeline, mut report, tierer, .. } = old;
         if first == total {
-            let mut kg = KnowledgeGraph::new(graph, embedder, pipeline, report);
-            kg.tierer = tierer;
-            self.graph = Some(kg);
+            self.graph = Some(old);
             return self.graph.as_ref().map(|g| &g.report).ok_or(Error::NotBuilt);
         }
+        self.graph = None;
+        let KnowledgeGraph { graph, embedder, pipeline, mut report, tierer, .. } = old;
         let new = self.corpus.passages().get(first..).unwrap_or(&[]);
         let first_index = u32::try_from(first)
             .map_err(|_| Error::Config(format!("{first} passages exceed the graph's u32 passage ids")))?;
         let clock = Stopwatch::start();
-        let mut extractor = crate::extract::RuleExtractor::new(pipeline);
-        let mut triples = Vec::new();
+        let out = crate::extract::extract_passages(&pipeline, first_index, new, &mut |d, t| {
+            progress(GraphStage::Extracting, d, t)
+        });
+        let triples = out.triples;
         let mut stats = report.extract.take().unwrap_or_default();
-        for (i, p) in new.iter().enumerate() {
-            let before = triples.len();
-            let info = extractor.extract_into(first_index + i as u32, &p.title, &p.text, &mut triples);
-            stats.passages += 1;
-            if info.english {
-                stats.english_passages += 1;
-            } else {
-                stats.non_english_passages += 1;
-            }
-            stats.sentences += info.sentences;
-            stats.triples += triples.len() - before;
-            progress(GraphStage::Extracting, i + 1, new.len());
-        }
+        stats.merge(&out.stats);
         let extract_ms = clock.ms();
         let clock = Stopwatch::start();
         let (graph, add) = graph.extend(first_index, new, &triples, embedder.as_ref(), &mut |step, d, t| {
