@@ -76,6 +76,31 @@ pub enum Error {
     /// (no facts, no seeds). Not a bug: CatRAG falls back to dense ranking (METHOD.md §3).
     #[error("the PPR teleport vector is all zero: no seed to start the walk from")]
     ZeroTeleport,
+    /// Bytes given as an index file ([`crate::index::format`]) that do not start with its magic
+    /// bytes: another kind of file.
+    #[error("not a Cairn index file (it does not start with the bytes \"CAIRNIDX\")")]
+    NotAnIndex,
+    /// An index file of a format version this build cannot read (written by a newer Cairn).
+    #[error("the index file has format version {found}; this Cairn reads version {supported} and older: update Cairn or rebuild the index")]
+    IndexVersion {
+        /// The version in the file.
+        found: u32,
+        /// The newest version this build reads.
+        supported: u32,
+    },
+    /// An index file that ends early (an interrupted download or copy).
+    #[error("the index file is truncated: {what} needs {needed} bytes, the file has {have}")]
+    IndexTruncated {
+        /// Bytes the file would need to hold `what`.
+        needed: usize,
+        /// Bytes it has.
+        have: usize,
+        /// What was being read (`the header`, `section graph`, …).
+        what: String,
+    },
+    /// An index file whose bytes were damaged (a checksum mismatch) or that is inconsistent.
+    #[error("the index file is corrupt: {0}")]
+    IndexCorrupt(String),
     /// An I/O failure, with the path it concerns.
     #[error("{path}: {source}")]
     Io {

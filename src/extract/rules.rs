@@ -95,7 +95,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Triple;
 use crate::graph::normalize_entity;
@@ -113,7 +113,7 @@ pub struct ExtractOutput {
 }
 
 /// Counts of one extraction run ([`extract_corpus`]).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ExtractStats {
     /// Passages seen.
     pub passages: usize,

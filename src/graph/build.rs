@@ -1,7 +1,7 @@
 //! Building and extending the graph: [`GraphBuilder`] and [`build_graph`] (module docs of
 //! [`super`]; METHOD.md §1; HippoRAG 2 §3 indexing).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::normalize::{collapse_whitespace, normalize_entity, normalize_relation};
 use super::{csr, knn, Fact, Graph, GraphConfig, NodeKind, Store, Triple};
@@ -14,7 +14,7 @@ use crate::error::{Error, Result};
 const EMBED_CHUNK: usize = 256;
 
 /// What [`GraphBuilder::add_passages`] did with a batch.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AddSummary {
     /// Passages of the batch (each now maps to a passage node).
     pub passages: usize,
@@ -46,7 +46,7 @@ pub enum BuildStep {
 }
 
 /// What [`GraphBuilder::link_synonyms`] computed (for benchmarks and logs).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SynonymStats {
     /// Entities linked in this call (the new ones).
     pub new_entities: usize,
@@ -76,7 +76,7 @@ pub struct GraphBuilder {
 /// FNV-1a 128 of (title, 0xFF, text): the identity of a passage for duplicate collapsing. 0xFF
 /// never occurs in UTF-8, so ("ab", "c") and ("a", "bc") differ. Stable across platforms and
 /// Rust versions.
-fn passage_hash(title: &str, text: &str) -> u128 {
+pub(super) fn passage_hash(title: &str, text: &str) -> u128 {
     const OFFSET: u128 = 0x6c62_272e_07bb_0142_62b8_2175_6295_c58d;
     const PRIME: u128 = 0x0000_0000_0100_0000_0000_0000_0000_013B;
     let mut h = OFFSET;

@@ -61,6 +61,7 @@ mod build;
 mod csr;
 mod knn;
 mod normalize;
+mod persist;
 #[cfg(test)]
 mod tests;
 
@@ -200,7 +201,7 @@ pub struct Fact {
 
 /// Numbers of nodes and edges by type (for the page and the closing notes). Edges are undirected
 /// (each is two arcs).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GraphCounts {
     /// All nodes (entity + passage).
     pub nodes: usize,

@@ -6,7 +6,7 @@
 use std::cell::RefCell;
 use std::rc::Rc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::catrag::{hub_nodes, EdgeTierer, EmbeddingSimilarityTierer, Retriever};
 use crate::embed::Embedder;
@@ -30,7 +30,7 @@ pub enum GraphStage {
 ///
 /// Times are wall-clock milliseconds measured natively; in wasm the engine has no clock and they
 /// are `None` (the page times the whole call).
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GraphBuildReport {
     /// Nodes and edges by type.
     pub counts: GraphCounts,

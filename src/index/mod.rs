@@ -8,6 +8,8 @@
 
 pub mod bm25;
 pub mod dense;
+pub mod format;
+mod persist;
 pub mod knowledge;
 
 use std::cmp::Ordering;
@@ -30,6 +32,7 @@ use crate::text::{Analyzer, Pipeline};
 pub use bm25::{Bm25, Bm25Config};
 pub use dense::{reciprocal_rank_fusion, DenseField, RRF_DEPTH, RRF_K};
 use knowledge::Stopwatch;
+pub use persist::LoadNotes;
 pub use knowledge::{FactText, GraphBuildReport, GraphStage, KnowledgeGraph, PassageFacts};
 
 /// Configuration of every index structure, with the defaults of METHOD.md. Serde names are the
@@ -754,3 +757,6 @@ pub(crate) fn top_k(mut scored: Vec<(u32, f32)>, k: usize, corpus: &Corpus) -> V
 
 #[cfg(test)]
 mod graph_tests;
+
+#[cfg(test)]
+mod format_tests;

@@ -1,0 +1,330 @@
+//! The index file: an [`super::Index`] as bytes, to save, load, ship with a static site and
+//! share (issue 8). Written by [`super::Index::to_bytes`], read by [`super::Index::from_bytes`].
+//!
+//! **Layout, version 1.** Little-endian throughout; every length is explicit; nothing comes from
+//! a serde-derived binary layout that could change silently.
+//!
+//! ```text
+//! offset  size        field
+//! 0       8           magic  b"CAIRNIDX"
+//! 8       4           format version (u32) = FORMAT_VERSION
+//! 12      4           section count n (u32)
+//! 16      24·n        section table, per section:
+//!                       kind (u32), offset from file start (u64), length (u64), CRC32 of the body (u32)
+//! 16+24n  4           CRC32 of bytes 0 .. 16+24n (magic, version, count and table)
+//! …                   section bodies, in table order, back to back
+//! ```
+//!
+//! Sections (kinds in [`SectionKind`]): `config` (the [`super::IndexConfig`] as JSON: small,
+//! readable, and serde_json writes struct fields in declaration order), `corpus` (passages),
+//! one `dense` per embedder slot with passage vectors (`f32`, exactly as held, so a loaded index
+//! ranks exactly as the saved one), and, once built, `graph` (the knowledge graph's node, entity,
+//! passage and fact tables and synonym lists: [`crate::graph::Graph::write_to`]) and
+//! `graph-report` (its build report as JSON, timings dropped).
+//!
+//! **Not stored, rebuilt on load** (each a pure function of what is stored, so results are
+//! identical): BM25 (the corpus is re-tokenised; measured in the closing notes), the graph's
+//! entity and fact vectors (re-embedded with the static embedder, checked against a stored
+//! fingerprint) and its CSR. This keeps the file near the size of the text plus the passage
+//! vectors.
+//!
+//! **Deterministic**: the same corpus and configuration give the same bytes (no hash-map
+//! iteration order, no timestamps, no build timings).
+//!
+//! **Decoding never panics** on any input: every read is bounds-checked and every allocation is
+//! capped by the bytes that remain. A file shorter than its table says is
+//! [`Error::IndexTruncated`]; a checksum mismatch or an inconsistent body is
+//! [`Error::IndexCorrupt`]; a version above [`FORMAT_VERSION`] is [`Error::IndexVersion`]; a file
+//! without the magic bytes is [`Error::NotAnIndex`].
+
+use crate::error::{Error, Result};
+
+/// The 8 magic bytes that open every index file.
+pub const MAGIC: [u8; 8] = *b"CAIRNIDX";
+
+/// The format version this build writes and the newest it reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Bytes before the section table: magic, version, section count.
+const HEADER_LEN: usize = 16;
+/// Bytes per section-table entry.
+const ENTRY_LEN: usize = 24;
+
+/// The kind of a section (the `kind` field of the table).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u32)]
+pub enum SectionKind {
+    /// [`super::IndexConfig`] as UTF-8 JSON.
+    Config = 1,
+    /// The passages: count (u32), then per passage id, title, text (each u32 length + UTF-8).
+    Corpus = 2,
+    /// One embedder slot's passage vectors: slot (u8), dimension (u32), rows (u32), the
+    /// embedder's fingerprint (u32, [`fingerprint`]), then rows × dimension `f32`.
+    Dense = 3,
+    /// The knowledge graph ([`crate::graph::Graph::write_to`]).
+    Graph = 4,
+    /// The graph's build report as UTF-8 JSON (timings `null`).
+    GraphReport = 5,
+}
+
+impl SectionKind {
+    /// The kind with this number, if any.
+    pub fn from_u32(k: u32) -> Option<SectionKind> {
+        match k {
+            1 => Some(SectionKind::Config),
+            2 => Some(SectionKind::Corpus),
+            3 => Some(SectionKind::Dense),
+            4 => Some(SectionKind::Graph),
+            5 => Some(SectionKind::GraphReport),
+            _ => None,
+        }
+    }
+
+    /// The section's name in messages.
+    pub fn name(self) -> &'static str {
+        match self {
+            SectionKind::Config => "config",
+            SectionKind::Corpus => "corpus",
+            SectionKind::Dense => "dense",
+            SectionKind::Graph => "graph",
+            SectionKind::GraphReport => "graph-report",
+        }
+    }
+}
+
+/// A fixed text whose embedding identifies an embedder: the CRC32 of its vector's little-endian
+/// bytes is stored with the vectors it made, and a loader refuses an embedder whose fingerprint
+/// differs (vectors from another model would rank nonsense).
+pub const FINGERPRINT_TEXT: &str = "Cairn index fingerprint: Which river flows through the capital of France?";
+
+/// The fingerprint of `embedder` ([`FINGERPRINT_TEXT`]).
+///
+/// # Errors
+/// The embedder's own error.
+pub fn fingerprint(embedder: &dyn crate::embed::Embedder) -> Result<u32> {
+    let v = embedder.embed(FINGERPRINT_TEXT)?;
+    let mut h = crc32fast::Hasher::new();
+    for x in v {
+        h.update(&x.to_le_bytes());
+    }
+    Ok(h.finalize())
+}
+
+/// Appends little-endian values to a section body.
+#[derive(Debug, Default)]
+pub(crate) struct Writer {
+    pub(crate) buf: Vec<u8>,
+}
+
+impl Writer {
+    pub(crate) fn u8(&mut self, v: u8) {
+        self.buf.push(v);
+    }
+    pub(crate) fn u32(&mut self, v: u32) {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+    pub(crate) fn f32(&mut self, v: f32) {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+    }
+    /// A length or count as u32.
+    ///
+    /// # Errors
+    /// [`Error::Config`] past `u32::MAX`.
+    pub(crate) fn len(&mut self, n: usize) -> Result<()> {
+        let n = u32::try_from(n)
+            .map_err(|_| Error::Config(format!("{n} items do not fit the index file's 32-bit lengths")))?;
+        self.u32(n);
+        Ok(())
+    }
+    pub(crate) fn str(&mut self, s: &str) -> Result<()> {
+        self.len(s.len())?;
+        self.buf.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+    pub(crate) fn u32s(&mut self, v: &[u32]) -> Result<()> {
+        self.len(v.len())?;
+        for &x in v {
+            self.u32(x);
+        }
+        Ok(())
+    }
+}
+
+/// Bounds-checked little-endian reads from one section body. Every failure is
+/// [`Error::IndexCorrupt`] naming the section (its checksum matched, so a body that does not
+/// parse was written wrong or forged).
+#[derive(Debug)]
+pub(crate) struct Reader<'a> {
+    bytes: &'a [u8],
+    pos: usize,
+    section: &'static str,
+}
+
+impl<'a> Reader<'a> {
+    pub(crate) fn new(bytes: &'a [u8], section: &'static str) -> Self {
+        Reader { bytes, pos: 0, section }
+    }
+
+    pub(crate) fn corrupt(&self, what: impl std::fmt::Display) -> Error {
+        Error::IndexCorrupt(format!("section {}: {what} (at byte {} of {})", self.section, self.pos, self.bytes.len()))
+    }
+
+    fn remaining(&self) -> usize {
+        self.bytes.len() - self.pos
+    }
+
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        if n > self.remaining() {
+            return Err(self.corrupt(format!("needs {n} more bytes, {} left", self.remaining())));
+        }
+        let s = &self.bytes[self.pos..self.pos + n];
+        self.pos += n;
+        Ok(s)
+    }
+    pub(crate) fn u8(&mut self) -> Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+    pub(crate) fn u32(&mut self) -> Result<u32> {
+        let b = self.take(4)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    pub(crate) fn f32(&mut self) -> Result<f32> {
+        Ok(f32::from_bits(self.u32()?))
+    }
+    /// A count of items of at least `min_item_bytes` each, checked against the bytes left (so
+    /// no allocation exceeds the input).
+    pub(crate) fn count(&mut self, min_item_bytes: usize) -> Result<usize> {
+        let n = self.u32()? as usize;
+        if n.saturating_mul(min_item_bytes.max(1)) > self.remaining() {
+            return Err(self.corrupt(format!("a count of {n} items exceeds the {} bytes left", self.remaining())));
+        }
+        Ok(n)
+    }
+    pub(crate) fn string(&mut self) -> Result<String> {
+        let n = self.count(1)?;
+        let b = self.take(n)?;
+        String::from_utf8(b.to_vec()).map_err(|_| self.corrupt("a string is not UTF-8"))
+    }
+    pub(crate) fn u32s(&mut self) -> Result<Vec<u32>> {
+        let n = self.count(4)?;
+        (0..n).map(|_| self.u32()).collect()
+    }
+    /// Fails unless every byte was read.
+    pub(crate) fn finish(&self) -> Result<()> {
+        if self.remaining() != 0 {
+            return Err(self.corrupt(format!("{} bytes left over", self.remaining())));
+        }
+        Ok(())
+    }
+}
+
+/// Assemble a file from `(kind, body)` sections, in the order given.
+///
+/// # Errors
+/// [`Error::Config`] when there are more than `u32::MAX` sections (never in practice).
+pub(crate) fn assemble(sections: &[(SectionKind, Vec<u8>)]) -> Result<Vec<u8>> {
+    let n = sections.len();
+    let table_end = HEADER_LEN + ENTRY_LEN * n;
+    let total = table_end + 4 + sections.iter().map(|(_, b)| b.len()).sum::<usize>();
+    let mut out = Vec::with_capacity(total);
+    out.extend_from_slice(&MAGIC);
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    let mut w = Writer::default();
+    w.len(n)?;
+    out.extend_from_slice(&w.buf);
+    let mut offset = (table_end + 4) as u64;
+    for (kind, body) in sections {
+        out.extend_from_slice(&(*kind as u32).to_le_bytes());
+        out.extend_from_slice(&offset.to_le_bytes());
+        out.extend_from_slice(&(body.len() as u64).to_le_bytes());
+        out.extend_from_slice(&crc32fast::hash(body).to_le_bytes());
+        offset += body.len() as u64;
+    }
+    let header_crc = crc32fast::hash(&out);
+    out.extend_from_slice(&header_crc.to_le_bytes());
+    for (_, body) in sections {
+        out.extend_from_slice(body);
+    }
+    Ok(out)
+}
+
+/// Split a file into its checked `(kind, body)` sections, in table order.
+///
+/// # Errors
+/// [`Error::NotAnIndex`] without the magic bytes; [`Error::IndexVersion`] for a newer (or zero)
+/// version; [`Error::IndexTruncated`] when the file ends before its table or a section;
+/// [`Error::IndexCorrupt`] when the table's or a section's CRC32 does not match, a section's kind
+/// is unknown, sections overlap or bytes follow the last one.
+pub(crate) fn split(bytes: &[u8]) -> Result<Vec<(SectionKind, &[u8])>> {
+    let have = bytes.len();
+    let truncated = |needed: usize, what: &str| Error::IndexTruncated { needed, have, what: what.to_string() };
+    let magic_len = have.min(MAGIC.len());
+    if bytes[..magic_len] != MAGIC[..magic_len] {
+        return Err(Error::NotAnIndex);
+    }
+    if have < HEADER_LEN {
+        return Err(truncated(HEADER_LEN, "the header"));
+    }
+    let word = |at: usize| u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+    let version = word(8);
+    if version == 0 || version > FORMAT_VERSION {
+        return Err(Error::IndexVersion { found: version, supported: FORMAT_VERSION });
+    }
+    let n = word(12) as usize;
+    let table_end = n.checked_mul(ENTRY_LEN).and_then(|t| t.checked_add(HEADER_LEN + 4));
+    let table_end = match table_end {
+        Some(e) if e <= have => e,
+        Some(e) => return Err(truncated(e, "the section table")),
+        None => return Err(Error::IndexCorrupt(format!("a section count of {n} is impossible"))),
+    };
+    let stored = word(table_end - 4);
+    let computed = crc32fast::hash(&bytes[..table_end - 4]);
+    if stored != computed {
+        return Err(Error::IndexCorrupt(format!(
+            "the header's checksum does not match (stored {stored:08x}, computed {computed:08x})"
+        )));
+    }
+    let mut out = Vec::with_capacity(n);
+    let mut expected_offset = table_end as u64;
+    for i in 0..n {
+        let e = HEADER_LEN + ENTRY_LEN * i;
+        let kind_raw = word(e);
+        let offset = u64::from(word(e + 4)) | (u64::from(word(e + 8)) << 32);
+        let len = u64::from(word(e + 12)) | (u64::from(word(e + 16)) << 32);
+        let crc = word(e + 20);
+        let kind = SectionKind::from_u32(kind_raw)
+            .ok_or_else(|| Error::IndexCorrupt(format!("section {i} has the unknown kind {kind_raw}")))?;
+        if offset != expected_offset {
+            return Err(Error::IndexCorrupt(format!(
+                "section {} starts at byte {offset}, expected {expected_offset}",
+                kind.name()
+            )));
+        }
+        let end = offset.checked_add(len).ok_or_else(|| {
+            Error::IndexCorrupt(format!("section {} has an impossible length {len}", kind.name()))
+        })?;
+        if end > have as u64 {
+            return Err(truncated(
+                usize::try_from(end).unwrap_or(usize::MAX),
+                &format!("section {}", kind.name()),
+            ));
+        }
+        let body = &bytes[offset as usize..end as usize];
+        let computed = crc32fast::hash(body);
+        if computed != crc {
+            return Err(Error::IndexCorrupt(format!(
+                "section {}'s checksum does not match (stored {crc:08x}, computed {computed:08x})",
+                kind.name()
+            )));
+        }
+        out.push((kind, body));
+        expected_offset = end;
+    }
+    if expected_offset != have as u64 {
+        return Err(Error::IndexCorrupt(format!(
+            "{} bytes follow the last section",
+            have as u64 - expected_offset
+        )));
+    }
+    Ok(out)
+}

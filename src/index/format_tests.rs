@@ -1,0 +1,198 @@
+//! The index file ([`super::format`]): round trip with equal rankings for every method,
+//! determinism, and rejection of truncated, bit-flipped, future-version and foreign files, each
+//! with its own error. Over the 100 real HotpotQA dev passages of `tests/fixtures/hotpot-sample`
+//! with the real extractor's graph.
+
+use std::rc::Rc;
+
+use super::format::{FORMAT_VERSION, MAGIC};
+use super::*;
+use crate::embed::StaticEmbedder;
+
+fn sample() -> (Index, Rc<dyn Embedder>, Vec<String>) {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/hotpot-sample");
+    let text = std::fs::read_to_string(format!("{dir}/corpus.jsonl")).unwrap();
+    let mut corpus = Corpus::new();
+    corpus.extend(crate::corpus::parse_jsonl("corpus.jsonl", &text).unwrap()).unwrap();
+    let questions: Vec<String> = std::fs::read_to_string(format!("{dir}/questions.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["question"].as_str().unwrap().to_string())
+        .collect();
+    let mut index = Index::build(corpus, &IndexConfig::default()).unwrap();
+    let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm().unwrap());
+    index.attach_embedder(EmbedderSlot::Static, e.clone(), &mut |_, _| {}).unwrap();
+    index.build_graph(e.clone(), &mut |_, _, _| {}).unwrap();
+    (index, e, questions)
+}
+
+fn load(bytes: &[u8], e: &Rc<dyn Embedder>) -> Result<Index> {
+    Index::from_bytes(bytes, &[(EmbedderSlot::Static, e.clone())], &mut |_, _| {}).map(|(i, _)| i)
+}
+
+#[test]
+fn round_trip_ranks_identically_for_every_method() {
+    let (index, e, questions) = sample();
+    assert!(questions.len() >= 10);
+    let bytes = index.to_bytes().unwrap();
+    assert_eq!(&bytes[..8], &MAGIC);
+    let loaded = load(&bytes, &e).unwrap();
+    assert_eq!(loaded.corpus().passages(), index.corpus().passages());
+    assert_eq!(loaded.config(), index.config());
+    assert_eq!(loaded.stats(), index.stats());
+    assert_eq!(loaded.graph().unwrap().counts(), index.graph().unwrap().counts());
+    assert_eq!(loaded.graph().unwrap().csr().arrays(), index.graph().unwrap().csr().arrays());
+    assert_eq!(loaded.graph().unwrap().entity_vectors(), index.graph().unwrap().entity_vectors());
+    assert_eq!(loaded.graph().unwrap().fact_vectors(), index.graph().unwrap().fact_vectors());
+    assert_eq!(loaded.knowledge_graph().unwrap().hubs(), index.knowledge_graph().unwrap().hubs());
+    let mut compared = 0;
+    for m in Method::ALL {
+        if !index.supports(m) {
+            assert_eq!(m, Method::DenseMinilm);
+            continue;
+        }
+        for q in &questions {
+            let a = index.search(q, 10, m).unwrap();
+            let b = loaded.search(q, 10, m).unwrap();
+            assert_eq!(a, b, "{m} on {q:?}");
+            assert!(!a.is_empty());
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 5 * questions.len());
+    // Saving the loaded index gives the same bytes again.
+    assert_eq!(loaded.to_bytes().unwrap(), bytes);
+}
+
+#[test]
+fn same_corpus_same_bytes() {
+    let (a, _, _) = sample();
+    let (b, _, _) = sample();
+    assert_eq!(a.to_bytes().unwrap(), b.to_bytes().unwrap());
+}
+
+#[test]
+fn loaded_graph_extends_like_the_original() {
+    // The graph's synonym lists and maps are what an incremental add needs: extending the loaded
+    // graph gives the same graph as extending the original.
+    let (index, e, _) = sample();
+    let loaded = load(&index.to_bytes().unwrap(), &e).unwrap();
+    let extra = Passage {
+        id: "new".into(),
+        title: "Playboy Club".into(),
+        text: "The Playboy Club is housed in the Palms Casino Resort in Las Vegas.".into(),
+    };
+    let grow = |mut i: Index| {
+        let g = i.take_graph().unwrap();
+        let mut c = i.into_corpus();
+        c.add(extra.clone()).unwrap();
+        let mut i = Index::build(c, &IndexConfig::default()).unwrap();
+        i.attach_embedder(EmbedderSlot::Static, e.clone(), &mut |_, _| {}).unwrap();
+        i.extend_graph(g, &mut |_, _, _| {}).unwrap();
+        i
+    };
+    let (a, b) = (grow(index), grow(loaded));
+    assert_eq!(a.graph().unwrap().counts(), b.graph().unwrap().counts());
+    assert_eq!(a.graph().unwrap().csr().arrays(), b.graph().unwrap().csr().arrays());
+    assert_eq!(a.to_bytes().unwrap(), b.to_bytes().unwrap());
+}
+
+#[test]
+fn bm25_only_index_round_trips_without_embedders() {
+    let (index, _, questions) = sample();
+    let mut c = Corpus::new();
+    c.extend(index.corpus().passages().to_vec()).unwrap();
+    let plain = Index::build(c, &IndexConfig::default()).unwrap();
+    let (loaded, notes) = Index::from_bytes(&plain.to_bytes().unwrap(), &[], &mut |_, _| {}).unwrap();
+    assert!(notes.skipped_slots.is_empty());
+    for q in &questions {
+        assert_eq!(plain.search(q, 5, Method::Bm25).unwrap(), loaded.search(q, 5, Method::Bm25).unwrap());
+    }
+    // Without the embedder, a file with vectors and a graph: the vectors are skipped and the graph
+    // is refused with the missing embedder named.
+    let err = Index::from_bytes(&index.to_bytes().unwrap(), &[], &mut |_, _| {}).unwrap_err();
+    assert!(matches!(err, Error::MissingEmbedder { .. }), "{err}");
+}
+
+#[test]
+fn truncated_file_is_rejected_as_truncated() {
+    let (index, e, _) = sample();
+    let bytes = index.to_bytes().unwrap();
+    let err = load(&bytes[..bytes.len() - 1], &e).unwrap_err();
+    assert!(matches!(err, Error::IndexTruncated { .. }), "{err}");
+    assert!(err.to_string().starts_with("the index file is truncated: section "), "{err}");
+    // Every prefix is rejected, none panics; prefixes past the magic are "truncated".
+    for len in (0..bytes.len()).step_by(97).chain([1, 7, 8, 15, 16, 40]) {
+        match load(&bytes[..len], &e) {
+            Err(Error::IndexTruncated { have, .. }) => assert_eq!(have, len),
+            Err(Error::NotAnIndex) => assert_eq!(len, 0, "an empty file is not an index"),
+            other => panic!("prefix of {len} bytes: {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn bit_flip_is_rejected_as_corrupt() {
+    let (index, e, _) = sample();
+    let bytes = index.to_bytes().unwrap();
+    // One flipped bit in every 101st byte past the version field: the header's or a section's
+    // checksum catches it.
+    for at in (12..bytes.len()).step_by(101).chain([bytes.len() - 1]) {
+        let mut bad = bytes.clone();
+        bad[at] ^= 0x10;
+        let err = load(&bad, &e).unwrap_err();
+        assert!(
+            matches!(err, Error::IndexCorrupt(_)) || matches!(err, Error::IndexTruncated { .. }),
+            "byte {at}: {err}"
+        );
+    }
+    let mut bad = bytes.clone();
+    let last = bad.len() - 10;
+    bad[last] ^= 1;
+    let err = load(&bad, &e).unwrap_err();
+    assert!(matches!(err, Error::IndexCorrupt(_)), "{err}");
+    assert!(err.to_string().contains("checksum does not match"), "{err}");
+}
+
+#[test]
+fn future_version_is_rejected_with_its_version() {
+    let (index, e, _) = sample();
+    let mut bytes = index.to_bytes().unwrap();
+    bytes[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
+    let err = load(&bytes, &e).unwrap_err();
+    assert!(matches!(err, Error::IndexVersion { found: 2, supported: 1 }), "{err}");
+    assert_eq!(
+        err.to_string(),
+        "the index file has format version 2; this Cairn reads version 1 and older: update Cairn or rebuild the index"
+    );
+}
+
+#[test]
+fn foreign_file_and_wrong_embedder_are_rejected() {
+    let err = Index::from_bytes(b"{\"not\": \"an index\"}", &[], &mut |_, _| {}).unwrap_err();
+    assert!(matches!(err, Error::NotAnIndex), "{err}");
+    let (index, _, _) = sample();
+    // Another embedder of the same dimension: the fingerprint differs.
+    let other: Rc<dyn Embedder> = Rc::new(crate::embed::testing::MapEmbedder::new(256, &[]));
+    let err = Index::from_bytes(&index.to_bytes().unwrap(), &[(EmbedderSlot::Static, other)], &mut |_, _| {})
+        .unwrap_err();
+    assert!(matches!(err, Error::Model { .. }), "{err}");
+    assert!(err.to_string().contains("not the one that made the index's vectors"), "{err}");
+}
+
+#[test]
+fn corrupt_body_with_valid_checksums_is_an_error_not_a_panic() {
+    // A forged graph section (checksums recomputed) with an entity id past the end.
+    let (index, e, _) = sample();
+    let bytes = index.to_bytes().unwrap();
+    let sections = super::format::split(&bytes).unwrap();
+    let mut owned: Vec<(super::format::SectionKind, Vec<u8>)> =
+        sections.iter().map(|(k, b)| (*k, b.to_vec())).collect();
+    let g = owned.iter_mut().find(|(k, _)| *k == super::format::SectionKind::Graph).unwrap();
+    // Byte 1 + 20 (config) + 4 (node count) + 1 (first node's kind): its ordinal.
+    g.1[26..30].copy_from_slice(&u32::MAX.to_le_bytes());
+    let forged = super::format::assemble(&owned).unwrap();
+    let err = load(&forged, &e).unwrap_err();
+    assert!(matches!(err, Error::IndexCorrupt(_)), "{err}");
+    assert!(err.to_string().contains("section graph"), "{err}");
+}

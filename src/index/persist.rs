@@ -1,0 +1,193 @@
+//! [`Index::to_bytes`] and [`Index::from_bytes`]: the index file ([`super::format`]).
+
+use std::rc::Rc;
+
+use super::format::{assemble, fingerprint, split, Reader, SectionKind, Writer};
+use super::{EmbedderSlot, Index, IndexConfig, KnowledgeGraph};
+use crate::corpus::{Corpus, Passage};
+use crate::embed::{Embedder, VectorMatrix};
+use crate::error::{Error, Result};
+use crate::graph::Graph;
+use crate::index::GraphBuildReport;
+use crate::text::Pipeline;
+
+fn slot_byte(slot: EmbedderSlot) -> u8 {
+    match slot {
+        EmbedderSlot::Static => 0,
+        EmbedderSlot::Minilm => 1,
+    }
+}
+
+fn slot_of(b: u8) -> Option<EmbedderSlot> {
+    match b {
+        0 => Some(EmbedderSlot::Static),
+        1 => Some(EmbedderSlot::Minilm),
+        _ => None,
+    }
+}
+
+/// What [`Index::from_bytes`] left out.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct LoadNotes {
+    /// Embedder slots whose passage vectors the file holds but for which no embedder was given
+    /// (their methods are not available on the loaded index).
+    pub skipped_slots: Vec<EmbedderSlot>,
+}
+
+impl Index {
+    /// The index as an index file ([`super::format`], version [`super::format::FORMAT_VERSION`]):
+    /// configuration, corpus, every attached embedder's passage vectors and, once built, the
+    /// knowledge graph. Deterministic: the same corpus and configuration (and embedders) give
+    /// the same bytes. About (text bytes + 4 × dim bytes per passage per embedder + the graph's
+    /// tables) long; see the closing notes of issue 8 for measured sizes.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when the knowledge graph was built with an embedder that is not one of
+    /// the index's slots (it could not be re-embedded on load), or a count exceeds `u32::MAX`;
+    /// an embedder's error while fingerprinting it.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let mut sections = Vec::new();
+        let config = serde_json::to_vec(&self.config).map_err(|e| Error::Config(e.to_string()))?;
+        sections.push((SectionKind::Config, config));
+        let mut w = Writer::default();
+        w.len(self.corpus.len())?;
+        for p in self.corpus.passages() {
+            w.str(&p.id)?;
+            w.str(&p.title)?;
+            w.str(&p.text)?;
+        }
+        sections.push((SectionKind::Corpus, w.buf));
+        for slot in EmbedderSlot::ALL {
+            let Some(field) = self.dense(slot) else { continue };
+            let mut w = Writer::default();
+            w.u8(slot_byte(slot));
+            let m = field.vectors();
+            w.len(if m.is_empty() { field.embedder().dim() } else { m.dim() })?;
+            w.len(m.len())?;
+            w.u32(fingerprint(field.embedder().as_ref())?);
+            for &x in m.as_slice() {
+                w.f32(x);
+            }
+            sections.push((SectionKind::Dense, w.buf));
+        }
+        if let Some(kg) = &self.graph {
+            let slot = EmbedderSlot::ALL
+                .into_iter()
+                .find(|&s| self.dense(s).is_some_and(|d| Rc::ptr_eq(d.embedder(), &kg.embedder)))
+                .ok_or_else(|| {
+                    Error::Config(
+                        "the knowledge graph was built with an embedder the index does not hold: it cannot be saved".into(),
+                    )
+                })?;
+            let mut w = Writer::default();
+            w.u8(slot_byte(slot));
+            kg.graph.write_to(&mut w)?;
+            sections.push((SectionKind::Graph, w.buf));
+            let mut report = kg.report.clone();
+            (report.extract_ms, report.add_ms, report.embed_ms, report.synonyms_ms, report.csr_ms) =
+                (None, None, None, None, None);
+            let json = serde_json::to_vec(&report).map_err(|e| Error::Config(e.to_string()))?;
+            sections.push((SectionKind::GraphReport, json));
+        }
+        assemble(&sections)
+    }
+
+    /// Load an index file written by [`Index::to_bytes`]. `embedders` gives the embedder of each
+    /// slot whose vectors should be usable (queries are embedded with it); each must be the one
+    /// that made the stored vectors (checked by fingerprint). Slots stored without an embedder
+    /// given are skipped and listed in the [`LoadNotes`]. BM25 is rebuilt from the corpus, and the
+    /// graph's entity and fact vectors are re-embedded with its slot's embedder and its CSR
+    /// assembled (`progress(done, total)` counts those texts). The loaded index ranks exactly as
+    /// the saved one for every method it supports.
+    ///
+    /// # Errors
+    /// [`Error::NotAnIndex`], [`Error::IndexVersion`], [`Error::IndexTruncated`],
+    /// [`Error::IndexCorrupt`] (see [`super::format`]); [`Error::Model`] when an embedder's
+    /// fingerprint or dimension differs from the stored vectors'; [`Error::MissingEmbedder`] when
+    /// the file holds a knowledge graph and its embedder is not given; the embedder's errors.
+    pub fn from_bytes(
+        bytes: &[u8],
+        embedders: &[(EmbedderSlot, Rc<dyn Embedder>)],
+        progress: &mut dyn FnMut(usize, usize),
+    ) -> Result<(Index, LoadNotes)> {
+        let sections = split(bytes)?;
+        let find = |kind: SectionKind| sections.iter().filter(move |(k, _)| *k == kind).map(|(_, b)| *b);
+        let one = |kind: SectionKind| -> Result<&[u8]> {
+            let mut it = find(kind);
+            match (it.next(), it.next()) {
+                (Some(b), None) => Ok(b),
+                (None, _) => Err(Error::IndexCorrupt(format!("the {} section is missing", kind.name()))),
+                (Some(_), Some(_)) => Err(Error::IndexCorrupt(format!("two {} sections", kind.name()))),
+            }
+        };
+        let config: IndexConfig = serde_json::from_slice(one(SectionKind::Config)?)
+            .map_err(|e| Error::IndexCorrupt(format!("section config: {e}")))?;
+        let mut r = Reader::new(one(SectionKind::Corpus)?, "corpus");
+        let n = r.count(12)?;
+        let mut passages = Vec::with_capacity(n);
+        for _ in 0..n {
+            passages.push(Passage { id: r.string()?, title: r.string()?, text: r.string()? });
+        }
+        r.finish()?;
+        let mut corpus = Corpus::new();
+        corpus.extend(passages).map_err(|e| Error::IndexCorrupt(format!("section corpus: {e}")))?;
+        let mut index = Index::build_taking(&mut corpus, &config, &mut |_, _| {})
+            .map_err(|e| Error::IndexCorrupt(format!("section config: {e}")))?;
+        let mut notes = LoadNotes::default();
+        let given = |slot: EmbedderSlot| embedders.iter().find(|(s, _)| *s == slot).map(|(_, e)| e.clone());
+        let check = |slot: EmbedderSlot, e: &Rc<dyn Embedder>, dim: usize, stored: u32| -> Result<()> {
+            let got = fingerprint(e.as_ref())?;
+            if e.dim() != dim || got != stored {
+                return Err(Error::Model {
+                    what: format!("{} embedder", slot.name()),
+                    message: format!(
+                        "not the one that made the index's vectors (dimension {} vs {dim}, fingerprint {got:08x} vs {stored:08x})",
+                        e.dim()
+                    ),
+                });
+            }
+            Ok(())
+        };
+        for body in find(SectionKind::Dense) {
+            let mut r = Reader::new(body, "dense");
+            let slot = r.u8()?;
+            let slot = slot_of(slot).ok_or_else(|| r.corrupt(format!("unknown embedder slot {slot}")))?;
+            let dim = r.u32()? as usize;
+            let rows = r.u32()? as usize;
+            let stored = r.u32()?;
+            if rows != index.corpus.len() || dim == 0 {
+                return Err(r.corrupt(format!("{rows} rows of dimension {dim} for {} passages", index.corpus.len())));
+            }
+            let count = rows.checked_mul(dim).filter(|c| c.saturating_mul(4) == body.len() - 13);
+            let count = count.ok_or_else(|| r.corrupt("the vectors' length does not match rows × dimension"))?;
+            let Some(embedder) = given(slot) else {
+                notes.skipped_slots.push(slot);
+                continue;
+            };
+            check(slot, &embedder, dim, stored)?;
+            let data = (0..count).map(|_| r.f32()).collect::<Result<Vec<f32>>>()?;
+            r.finish()?;
+            let m = if rows == 0 { VectorMatrix::new(dim) } else { VectorMatrix::from_rows(dim, data)? };
+            index.attach_vectors(slot, embedder, m)?;
+        }
+        let mut graphs = find(SectionKind::Graph);
+        if let Some(body) = graphs.next() {
+            if graphs.next().is_some() {
+                return Err(Error::IndexCorrupt("two graph sections".into()));
+            }
+            let mut r = Reader::new(body, "graph");
+            let slot = r.u8()?;
+            let slot = slot_of(slot).ok_or_else(|| r.corrupt(format!("unknown embedder slot {slot}")))?;
+            let embedder = index.dense(slot).map(|d| d.embedder().clone()).ok_or_else(|| Error::MissingEmbedder {
+                method: "hipporag".into(),
+                embedder: slot.name().into(),
+            })?;
+            let graph = Graph::read_from(&mut r, index.corpus.passages(), embedder.as_ref(), progress)?;
+            let mut report: GraphBuildReport = serde_json::from_slice(one(SectionKind::GraphReport)?)
+                .map_err(|e| Error::IndexCorrupt(format!("section graph-report: {e}")))?;
+            report.counts = graph.counts();
+            index.graph = Some(KnowledgeGraph::new(graph, embedder, Pipeline::english()?, report));
+        }
+        Ok((index, notes))
+    }
+}
