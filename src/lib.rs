@@ -24,6 +24,8 @@ pub mod extract;
 pub mod graph;
 pub mod index;
 pub mod ppr;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod site;
 pub mod text;
 
 #[cfg(target_arch = "wasm32")]

@@ -634,6 +634,41 @@ impl Engine {
         Ok(self.stats())
     }
 
+    /// The built index as an index file (`Uint8Array`; format in `cairn::index::format`):
+    /// configuration, passages, passage vectors of each attached embedder and, once built, the
+    /// knowledge graph. Deterministic: the same passages and configuration give the same bytes
+    /// here and in the native CLI (`cairn index`). Throws when the engine is not built.
+    #[wasm_bindgen(js_name = saveIndex)]
+    pub fn save_index(&self) -> Result<Vec<u8>, JsError> {
+        let Some(State::Built(index)) = &self.state else {
+            return Err(js_err(crate::Error::NotBuilt));
+        };
+        index.to_bytes().map_err(js_err)
+    }
+
+    /// Replace everything with the index in `bytes` (from `saveIndex` or `cairn index`; not
+    /// compressed: gunzip a `.gz` first, e.g. with `DecompressionStream("gzip")`). BM25 is
+    /// rebuilt from the passages; the static embedder's vectors are used when it is loaded
+    /// (`loadStaticEmbedder` first; they are skipped otherwise), and a knowledge graph is
+    /// re-embedded with it (`onProgress(done, total, "graph-embed")`). MiniLM vectors are not
+    /// restored (that embedder lives in JavaScript). Returns the engine's stats.
+    ///
+    /// Throws, leaving the engine as it was, on a file that is not an index, truncated, corrupt
+    /// (checksum), of a newer format version, made with another static embedder, or holding a
+    /// graph while the static embedder is not loaded; each with its own message.
+    #[wasm_bindgen(js_name = loadIndex, unchecked_return_type = "EngineStats")]
+    pub fn load_index(&mut self, bytes: &[u8], on_progress: Option<ProgressArg>) -> Result<JsValue, JsError> {
+        let on_progress = callback(on_progress);
+        let embedders: Vec<(EmbedderSlot, Rc<dyn Embedder>)> =
+            self.static_embedder.iter().map(|e| (EmbedderSlot::Static, e.clone())).collect();
+        let (index, _notes) =
+            Index::from_bytes(bytes, &embedders, &mut progress_fn(&on_progress, "graph-embed")).map_err(js_err)?;
+        self.config = index.config().clone();
+        self.carried_graph = None;
+        self.state = Some(State::Built(index));
+        Ok(self.stats())
+    }
+
     /// Remove every passage and the index.
     pub fn clear(&mut self) {
         self.state = Some(State::Collecting(Corpus::new()));

@@ -196,3 +196,15 @@ fn corrupt_body_with_valid_checksums_is_an_error_not_a_panic() {
     assert!(matches!(err, Error::IndexCorrupt(_)), "{err}");
     assert!(err.to_string().contains("section graph"), "{err}");
 }
+
+#[test]
+fn native_bytes_match_the_committed_digest() {
+    // The wasm suite (tests/wasm_suite) checks the same digest: native and wasm write the same
+    // bytes for the same corpus and configuration.
+    let (index, _, _) = sample();
+    let bytes = index.to_bytes().unwrap();
+    let digest = format!("{} {:08x}", bytes.len(), crc32fast::hash(&bytes));
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/hotpot-sample/index.digest");
+    let want = std::fs::read_to_string(path).unwrap_or_default();
+    assert_eq!(digest, want.trim(), "update {path} only if the format changed on purpose");
+}

@@ -294,3 +294,66 @@ fn knowledge_graph_builds_explains_and_grows() {
     assert!(grown["triples"].as_u64() > report["triples"].as_u64());
     assert_eq!(available(&engine), vec!["bm25", "dense", "hybrid", "hipporag", "catrag"]);
 }
+
+/// `len crc32` of the index file of the hotpot sample (static embedder and knowledge graph),
+/// computed natively by `index::format_tests::native_bytes_match_the_committed_digest`: wasm
+/// must write the very same bytes.
+const INDEX_DIGEST: &str = include_str!("../fixtures/hotpot-sample/index.digest");
+
+fn built_sample_with_graph() -> Engine {
+    let mut engine = Engine::new(None).map_err(message).unwrap();
+    engine.add_jsonl("corpus.jsonl", common::CORPUS).map_err(message).unwrap();
+    engine.load_static_embedder(TABLE, VOCAB, None).map_err(message).unwrap();
+    engine.build(None).map_err(message).unwrap();
+    engine.build_graph(None).map_err(message).unwrap();
+    engine
+}
+
+#[wasm_bindgen_test]
+fn saved_index_has_the_native_bytes_and_loads_with_identical_rankings() {
+    let engine = built_sample_with_graph();
+    let bytes = engine.save_index().map_err(message).unwrap();
+    assert_eq!(format!("{} {:08x}", bytes.len(), crc32fast::hash(&bytes)), INDEX_DIGEST.trim());
+    let mut loaded = Engine::new(None).map_err(message).unwrap();
+    loaded.load_static_embedder(TABLE, VOCAB, None).map_err(message).unwrap();
+    loaded.load_index(&bytes, None).map_err(message).unwrap();
+    assert_eq!(available(&loaded), vec!["bm25", "dense", "hybrid", "hipporag", "catrag"]);
+    for method in ["bm25", "dense", "hybrid", "hipporag", "catrag"] {
+        for q in common::questions() {
+            let a: Vec<(String, f32)> =
+                search_with(&engine, &q, 10, method).into_iter().map(|h| (h.id, h.score)).collect();
+            let b: Vec<(String, f32)> =
+                search_with(&loaded, &q, 10, method).into_iter().map(|h| (h.id, h.score)).collect();
+            assert_eq!(a, b, "{method}: {q}");
+        }
+    }
+    assert_eq!(loaded.save_index().map_err(message).unwrap(), bytes);
+}
+
+#[wasm_bindgen_test]
+fn load_index_rejects_bad_files_with_their_own_messages_and_keeps_the_engine() {
+    let engine = built_sample_with_graph();
+    let bytes = engine.save_index().map_err(message).unwrap();
+    let mut target = Engine::new(None).map_err(message).unwrap();
+    target.add_jsonl("corpus.jsonl", common::CORPUS).map_err(message).unwrap();
+    target.build(None).map_err(message).unwrap();
+    // The graph needs the static embedder, which `target` has not loaded.
+    let e = target.load_index(&bytes, None).err().map(message).unwrap();
+    assert!(e.contains("needs the static embedder"), "{e}");
+    target.load_static_embedder(TABLE, VOCAB, None).map_err(message).unwrap();
+    let e = target.load_index(&bytes[..bytes.len() / 2], None).err().map(message).unwrap();
+    assert!(e.starts_with("the index file is truncated"), "{e}");
+    let mut flipped = bytes.clone();
+    let at = flipped.len() - 100;
+    flipped[at] ^= 4;
+    let e = target.load_index(&flipped, None).err().map(message).unwrap();
+    assert!(e.starts_with("the index file is corrupt") && e.contains("checksum"), "{e}");
+    let mut newer = bytes.clone();
+    newer[8] = 9;
+    let e = target.load_index(&newer, None).err().map(message).unwrap();
+    assert!(e.contains("format version 9"), "{e}");
+    let e = target.load_index(b"hello", None).err().map(message).unwrap();
+    assert!(e.starts_with("not a Cairn index file"), "{e}");
+    // Still the engine it was: built, searchable.
+    assert_eq!(search(&target, "Playboy Club", 3).len(), 3);
+}

@@ -1,0 +1,486 @@
+//! Static-site reading for `cairn index <site-dir>` (native only; issue 8): HTML and Markdown
+//! pages become passages, one per heading section, whose id is the URL to link to.
+//!
+//! - **HTML** is parsed with [`scraper`] (html5ever, the browser's parsing algorithm). The page
+//!   title is `<title>` (else the first `<h1>`, else the file name). Text is read from `<main>`
+//!   when the page has one, else from `<body>`; `nav`, `header`, `footer`, `aside`, `script`,
+//!   `style`, `noscript`, `template`, `svg`, `iframe`, `form`, elements with the `hidden`
+//!   attribute and the search widget's own `#cairn-search` are skipped.
+//! - **Markdown** is parsed with [`pulldown_cmark`] (CommonMark); a leading `---` front-matter
+//!   block is skipped and its `title:` used. The page title is that, else the first `# heading`,
+//!   else the file name. Markdown pages are linked as the `.html` page a site generator makes of
+//!   them (`docs/intro.md` → `/docs/intro.html`).
+//! - **Sections**: a page is split at every heading (`h1`–`h6`). A section's passage title is the
+//!   heading path, `"Page title › Heading › Subheading"` (the page title alone before the first
+//!   heading; a top heading equal to the page title is not repeated); its text is the section's
+//!   text, white space collapsed. A section longer than [`MAX_PASSAGE_CHARS`] is cut at block
+//!   boundaries (paragraphs, list items) into several passages.
+//! - **Ids and links**: a passage's id is its page URL (root-relative, from `base_url`, path
+//!   segments percent-encoded; `dir/index.html` → `dir/`), plus `#anchor` when the heading has an
+//!   `id` (HTML; Markdown: `{#id}` or the GitHub-style slug of the heading text), plus `" 2"`,
+//!   `" 3"`… for the second and later parts of a long section or a repeated anchor. URLs hold no
+//!   spaces, so the link is the id up to the first space ([`link_of`]).
+//!
+//! Pages are read in path order, so the same site gives the same passages (and index bytes).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use scraper::{ElementRef, Html, Node, Selector};
+
+use crate::corpus::Passage;
+use crate::error::{Error, Result};
+
+/// Sections longer than this many characters are cut into several passages at block
+/// boundaries (a block longer than this stays whole).
+pub const MAX_PASSAGE_CHARS: usize = 1500;
+
+/// Elements whose content is never indexed.
+const SKIPPED: &[&str] =
+    &["nav", "header", "footer", "aside", "script", "style", "noscript", "template", "svg", "iframe", "form"];
+
+/// Block-level elements: their text is a separate block (a place where long sections may be cut).
+const BLOCKS: &[&str] = &[
+    "p", "li", "div", "section", "article", "pre", "blockquote", "dt", "dd", "td", "th", "tr", "table", "ul",
+    "ol", "dl", "figure", "figcaption", "br", "hr",
+];
+
+/// The link of a passage id made by this module: the id up to its first space.
+pub fn link_of(id: &str) -> &str {
+    id.split(' ').next().unwrap_or(id)
+}
+
+/// One section while a page is read.
+#[derive(Default)]
+struct Section {
+    title: String,
+    anchor: Option<String>,
+    blocks: Vec<String>,
+    current: String,
+}
+
+impl Section {
+    fn push_text(&mut self, t: &str) {
+        self.current.push_str(t);
+    }
+
+    fn end_block(&mut self) {
+        let b = collapse(&self.current);
+        if !b.is_empty() {
+            self.blocks.push(b);
+        }
+        self.current.clear();
+    }
+}
+
+fn collapse(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Collects a page's sections into passages.
+struct PageWriter<'a> {
+    url: String,
+    page_title: String,
+    /// Heading texts by level 1..=6 (index 0 = h1).
+    path: [Option<String>; 6],
+    /// Their anchors: a heading without one links to its nearest enclosing heading's.
+    anchors: [Option<String>; 6],
+    section: Section,
+    out: &'a mut Vec<Passage>,
+    seen: &'a mut HashMap<String, usize>,
+}
+
+impl<'a> PageWriter<'a> {
+    fn new(url: String, page_title: String, out: &'a mut Vec<Passage>, seen: &'a mut HashMap<String, usize>) -> Self {
+        let section = Section { title: page_title.clone(), ..Section::default() };
+        PageWriter { url, page_title, path: Default::default(), anchors: Default::default(), section, out, seen }
+    }
+
+    fn heading(&mut self, level: usize, text: &str, anchor: Option<String>) {
+        self.flush();
+        let level = level.clamp(1, 6);
+        self.path[level - 1] = Some(collapse(text));
+        self.anchors[level - 1] = anchor.filter(|a| !a.is_empty());
+        for p in self.path.iter_mut().skip(level) {
+            *p = None;
+        }
+        for a in self.anchors.iter_mut().skip(level) {
+            *a = None;
+        }
+        let anchor = self.anchors[..level].iter().rev().flatten().next().cloned();
+        let mut parts = vec![self.page_title.clone()];
+        for p in self.path.iter().flatten() {
+            if !p.is_empty() && parts.last() != Some(p) {
+                parts.push(p.clone());
+            }
+        }
+        self.section = Section { title: parts.join(" › "), anchor, ..Section::default() };
+    }
+
+    fn unique(&mut self, id: String) -> String {
+        let n = self.seen.entry(id.clone()).or_insert(0);
+        *n += 1;
+        if *n == 1 {
+            id
+        } else {
+            format!("{id} {n}")
+        }
+    }
+
+    fn flush(&mut self) {
+        self.section.end_block();
+        let s = std::mem::take(&mut self.section);
+        if s.blocks.is_empty() {
+            return;
+        }
+        let base = match &s.anchor {
+            Some(a) if !a.is_empty() => format!("{}#{}", self.url, encode(a, false)),
+            _ => self.url.clone(),
+        };
+        let mut text = String::new();
+        let mut parts = Vec::new();
+        for b in s.blocks {
+            if !text.is_empty() && text.len() + 1 + b.len() > MAX_PASSAGE_CHARS {
+                parts.push(std::mem::take(&mut text));
+            }
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(&b);
+        }
+        parts.push(text);
+        for text in parts {
+            let id = self.unique(base.clone());
+            self.out.push(Passage { id, title: s.title.clone(), text });
+        }
+    }
+}
+
+/// Percent-encode everything but unreserved characters (and `/` in paths).
+fn encode(s: &str, path: bool) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) || (path && b == b'/') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// The passages of one HTML page served at `url` (module docs). `fallback_title` is used when
+/// the page has neither `<title>` nor `<h1>`. Never fails: malformed HTML is parsed as a
+/// browser would.
+pub fn html_passages(html: &str, url: &str, fallback_title: &str) -> Vec<Passage> {
+    let mut out = Vec::new();
+    html_into(html, url, fallback_title, &mut out, &mut HashMap::new());
+    out
+}
+
+fn selector(s: &str) -> Option<Selector> {
+    Selector::parse(s).ok()
+}
+
+fn html_into(html: &str, url: &str, fallback_title: &str, out: &mut Vec<Passage>, seen: &mut HashMap<String, usize>) {
+    let doc = Html::parse_document(html);
+    let first = |sel: &str| selector(sel).and_then(|s| doc.select(&s).next());
+    let text_of = |e: ElementRef<'_>| collapse(&e.text().collect::<String>());
+    let title = first("title").map(text_of).filter(|t| !t.is_empty());
+    let title = title
+        .or_else(|| first("h1").map(text_of).filter(|t| !t.is_empty()))
+        .unwrap_or_else(|| fallback_title.to_string());
+    let root = first("main").or_else(|| first("body")).unwrap_or_else(|| doc.root_element());
+    let mut w = PageWriter::new(url.to_string(), title, out, seen);
+    walk(root, &mut w);
+    w.flush();
+}
+
+fn walk(e: ElementRef<'_>, w: &mut PageWriter<'_>) {
+    for child in e.children() {
+        match child.value() {
+            Node::Text(t) => w.section.push_text(t),
+            Node::Element(el) => {
+                let Some(ce) = ElementRef::wrap(child) else { continue };
+                let name = el.name();
+                if SKIPPED.contains(&name) || el.attr("hidden").is_some() || el.id() == Some("cairn-search") {
+                    continue;
+                }
+                if let Some(level) = heading_level(name) {
+                    let text: String = ce.text().collect();
+                    let anchor = el.id().map(str::to_string).or_else(|| {
+                        selector("[id]").and_then(|s| ce.select(&s).next()).and_then(|a| a.value().id().map(str::to_string))
+                    });
+                    w.heading(level, &text, anchor);
+                    continue;
+                }
+                // Inline elements join their text as a browser renders it ("<b>a</b>b" is "ab").
+                let block = BLOCKS.contains(&name);
+                if block {
+                    w.section.end_block();
+                }
+                walk(ce, w);
+                if block {
+                    w.section.end_block();
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+fn heading_level(name: &str) -> Option<usize> {
+    match name {
+        "h1" => Some(1),
+        "h2" => Some(2),
+        "h3" => Some(3),
+        "h4" => Some(4),
+        "h5" => Some(5),
+        "h6" => Some(6),
+        _ => None,
+    }
+}
+
+/// GitHub's heading anchor: lower case, letters/digits/`-`/`_` kept, spaces to `-`, the rest
+/// dropped.
+pub fn slug(text: &str) -> String {
+    let mut out = String::new();
+    for c in text.trim().chars() {
+        if c.is_alphanumeric() || c == '-' || c == '_' {
+            out.extend(c.to_lowercase());
+        } else if c == ' ' {
+            out.push('-');
+        }
+    }
+    out
+}
+
+/// The passages of one Markdown page linked as `url` (module docs). Never fails.
+pub fn markdown_passages(md: &str, url: &str, fallback_title: &str) -> Vec<Passage> {
+    let mut out = Vec::new();
+    markdown_into(md, url, fallback_title, &mut out, &mut HashMap::new());
+    out
+}
+
+fn markdown_into(md: &str, url: &str, fallback_title: &str, out: &mut Vec<Passage>, seen: &mut HashMap<String, usize>) {
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+    let (front_title, body) = front_matter(md);
+    let opts = Options::ENABLE_TABLES | Options::ENABLE_HEADING_ATTRIBUTES | Options::ENABLE_STRIKETHROUGH;
+    let first_h1 = {
+        let mut in_h1 = false;
+        let mut t = String::new();
+        for ev in Parser::new_ext(body, opts) {
+            match ev {
+                Event::Start(Tag::Heading { level: pulldown_cmark::HeadingLevel::H1, .. }) => in_h1 = true,
+                Event::End(TagEnd::Heading(_)) if in_h1 => break,
+                Event::Text(s) | Event::Code(s) if in_h1 => t.push_str(&s),
+                _ => {}
+            }
+        }
+        Some(collapse(&t)).filter(|t| !t.is_empty())
+    };
+    let title = front_title.or(first_h1).unwrap_or_else(|| fallback_title.to_string());
+    let mut w = PageWriter::new(url.to_string(), title, out, seen);
+    let mut heading: Option<(usize, Option<String>, String)> = None;
+    for ev in Parser::new_ext(body, opts) {
+        match ev {
+            Event::Start(Tag::Heading { level, id, .. }) => {
+                heading = Some((level as usize, id.map(|s| s.to_string()), String::new()));
+            }
+            Event::End(TagEnd::Heading(_)) => {
+                if let Some((level, id, text)) = heading.take() {
+                    let anchor = id.unwrap_or_else(|| slug(&text));
+                    w.heading(level, &text, Some(anchor));
+                }
+            }
+            Event::Text(s) | Event::Code(s) => match &mut heading {
+                Some((_, _, t)) => t.push_str(&s),
+                None => w.section.push_text(&s),
+            },
+            Event::SoftBreak | Event::HardBreak => match &mut heading {
+                Some((_, _, t)) => t.push(' '),
+                None => w.section.push_text(" "),
+            },
+            Event::End(TagEnd::Paragraph | TagEnd::Item | TagEnd::CodeBlock | TagEnd::TableCell | TagEnd::BlockQuote(_)) => {
+                w.section.end_block()
+            }
+            _ => {}
+        }
+    }
+    w.flush();
+}
+
+/// A leading `---` … `---` block: its `title:` value (quotes trimmed) and the text after it.
+fn front_matter(md: &str) -> (Option<String>, &str) {
+    let Some(rest) = md.strip_prefix("---\n").or_else(|| md.strip_prefix("---\r\n")) else { return (None, md) };
+    let Some(end) = rest.find("\n---") else { return (None, md) };
+    let block = &rest[..end];
+    let after = &rest[end + 4..];
+    let body = after.find('\n').map_or("", |i| &after[i + 1..]);
+    let title = block
+        .lines()
+        .find_map(|l| l.strip_prefix("title:"))
+        .map(|t| t.trim().trim_matches('"').trim_matches('\'').to_string())
+        .filter(|t| !t.is_empty());
+    (title, body)
+}
+
+/// Every `.html`, `.htm`, `.md` and `.markdown` page under `root` as passages (module docs),
+/// pages in path order. Hidden entries (`.…`), `node_modules` and the folders in `skip` (the
+/// output folder) are not read. `base_url` prefixes every URL (`/` for a site at the domain's
+/// root; `/docs/` for one under a path).
+///
+/// # Errors
+/// [`Error::Io`] when a folder or page cannot be read; [`Error::Dataset`] when `root` holds no
+/// page or a page is not UTF-8.
+pub fn read_site(root: &Path, base_url: &str, skip: &[PathBuf]) -> Result<Vec<Passage>> {
+    let mut files = Vec::new();
+    collect(root, root, skip, &mut files)?;
+    files.sort();
+    let mut out = Vec::new();
+    let mut seen = HashMap::new();
+    let base = if base_url.ends_with('/') { base_url.to_string() } else { format!("{base_url}/") };
+    for rel in &files {
+        let path = root.join(rel);
+        let bytes = std::fs::read(&path).map_err(|source| Error::Io { path: path.display().to_string(), source })?;
+        let text = String::from_utf8(bytes).map_err(|_| Error::Dataset {
+            path: path.display().to_string(),
+            message: "not UTF-8 text".into(),
+        })?;
+        let rel_str: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+        let rel_str = rel_str.join("/");
+        let stem = rel.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+        let ext = rel.extension().map_or_else(String::new, |e| e.to_string_lossy().to_ascii_lowercase());
+        let linked = if ext == "md" || ext == "markdown" {
+            format!("{}.html", rel_str.strip_suffix(&format!(".{ext}")).unwrap_or(&rel_str))
+        } else {
+            rel_str.clone()
+        };
+        let linked = match linked.strip_suffix("index.html") {
+            Some(dir) if dir.is_empty() || dir.ends_with('/') => dir.to_string(),
+            _ => linked,
+        };
+        let url = format!("{base}{}", encode(&linked, true));
+        if ext == "md" || ext == "markdown" {
+            markdown_into(&text, &url, &stem, &mut out, &mut seen);
+        } else {
+            html_into(&text, &url, &stem, &mut out, &mut seen);
+        }
+    }
+    if files.is_empty() {
+        return Err(Error::Dataset {
+            path: root.display().to_string(),
+            message: "no .html, .htm, .md or .markdown page found".into(),
+        });
+    }
+    Ok(out)
+}
+
+fn collect(root: &Path, dir: &Path, skip: &[PathBuf], out: &mut Vec<PathBuf>) -> Result<()> {
+    let io = |source| Error::Io { path: dir.display().to_string(), source };
+    for entry in std::fs::read_dir(dir).map_err(io)? {
+        let entry = entry.map_err(io)?;
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with('.') || name == "node_modules" {
+            continue;
+        }
+        let canonical = path.canonicalize().unwrap_or_else(|_| path.clone());
+        if skip.iter().any(|s| *s == canonical) {
+            continue;
+        }
+        let ft = entry.file_type().map_err(io)?;
+        if ft.is_dir() {
+            collect(root, &path, skip, out)?;
+        } else if ft.is_file() {
+            let ext = path.extension().map_or_else(String::new, |e| e.to_string_lossy().to_ascii_lowercase());
+            if ["html", "htm", "md", "markdown"].contains(&ext.as_str()) {
+                if let Ok(rel) = path.strip_prefix(root) {
+                    out.push(rel.to_path_buf());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn html_sections_skip_chrome_and_keep_heading_paths_and_anchors() {
+        let html = r#"<!doctype html><html><head><title>Lothair II</title><style>p{}</style></head>
+<body><header>Site header</header><nav><a href="/">Home</a> Menu</nav>
+<h1>Lothair II</h1><p>Lothair II was king of <b>Lotharingia</b>.</p>
+<script>var secret = 1;</script>
+<h2 id="family">Family</h2><p>He married Teutberga.</p><ul><li>Son: Hugh</li></ul>
+<h3>Children</h3><p>Hugh, Gisela.</p>
+<div id="cairn-search">widget text</div>
+<footer>Copyright</footer></body></html>"#;
+        let got = html_passages(html, "/kings/lothair.html", "x");
+        let rows: Vec<(&str, &str, &str)> =
+            got.iter().map(|p| (p.id.as_str(), p.title.as_str(), p.text.as_str())).collect();
+        assert_eq!(
+            rows,
+            vec![
+                ("/kings/lothair.html", "Lothair II", "Lothair II was king of Lotharingia."),
+                ("/kings/lothair.html#family", "Lothair II › Family", "He married Teutberga. Son: Hugh"),
+                ("/kings/lothair.html#family 2", "Lothair II › Family › Children", "Hugh, Gisela."),
+            ]
+        );
+        assert_eq!(link_of(&got[2].id), "/kings/lothair.html#family");
+    }
+
+    #[test]
+    fn main_element_wins_and_long_sections_are_cut_at_blocks() {
+        let para = "word ".repeat(200); // 1000 characters once collapsed (999)
+        let html = format!(
+            "<html><body><p>outside main</p><main><h2 id=a>A</h2><p>{para}</p><p>{para}</p></main></body></html>"
+        );
+        let got = html_passages(&html, "/p.html", "fallback");
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].id, "/p.html#a");
+        assert_eq!(got[1].id, "/p.html#a 2");
+        assert_eq!(got[0].title, "fallback › A");
+        assert_eq!(got[0].text.len(), 999);
+        assert!(!got.iter().any(|p| p.text.contains("outside")));
+    }
+
+    #[test]
+    fn markdown_sections_with_front_matter_slugs_and_explicit_ids() {
+        let md = "---\ntitle: \"Guide\"\n---\nIntro text.\n\n## Getting Started!\n\nRun `cairn index`.\n\n### Options {#opts}\n\n- one\n- two\n";
+        let got = markdown_passages(md, "/guide.html", "guide");
+        let rows: Vec<(&str, &str, &str)> =
+            got.iter().map(|p| (p.id.as_str(), p.title.as_str(), p.text.as_str())).collect();
+        assert_eq!(
+            rows,
+            vec![
+                ("/guide.html", "Guide", "Intro text."),
+                ("/guide.html#getting-started", "Guide › Getting Started!", "Run cairn index."),
+                ("/guide.html#opts", "Guide › Getting Started! › Options", "one two"),
+            ]
+        );
+    }
+
+    #[test]
+    fn site_walk_orders_pages_links_markdown_as_html_and_skips_the_output() {
+        let dir = std::env::temp_dir().join(format!("cairn-site-test-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("docs")).unwrap();
+        std::fs::create_dir_all(dir.join("cairn")).unwrap();
+        std::fs::write(dir.join("index.html"), "<title>Home</title><p>Welcome home.</p>").unwrap();
+        std::fs::write(dir.join("docs/a b.md"), "# A\n\nAlpha.").unwrap();
+        std::fs::write(dir.join("cairn/skip.html"), "<p>never</p>").unwrap();
+        std::fs::write(dir.join("notes.txt"), "not a page").unwrap();
+        let skip = vec![dir.join("cairn").canonicalize().unwrap()];
+        let got = read_site(&dir, "/", &skip).unwrap();
+        let ids: Vec<&str> = got.iter().map(|p| p.id.as_str()).collect();
+        assert_eq!(ids, vec!["/docs/a%20b.html#a", "/"]);
+        assert_eq!(got[0].text, "Alpha.");
+        let empty = dir.join("docs-empty");
+        std::fs::create_dir_all(&empty).unwrap();
+        assert!(matches!(read_site(&empty, "/", &[]), Err(Error::Dataset { .. })));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
