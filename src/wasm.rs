@@ -648,10 +648,11 @@ impl Engine {
 
     /// Replace everything with the index in `bytes` (from `saveIndex` or `cairn index`; not
     /// compressed: gunzip a `.gz` first, e.g. with `DecompressionStream("gzip")`). BM25 is
-    /// rebuilt from the passages; the static embedder's vectors are used when it is loaded
-    /// (`loadStaticEmbedder` first; they are skipped otherwise), and a knowledge graph is
-    /// re-embedded with it (`onProgress(done, total, "graph-embed")`). MiniLM vectors are not
-    /// restored (that embedder lives in JavaScript). Returns the engine's stats.
+    /// rebuilt from the passages; the static embedder's passage vectors are recomputed (and
+    /// checked against the file) when it is loaded (`loadStaticEmbedder` first; they are skipped
+    /// otherwise), and a knowledge graph's entity and fact vectors too (`onProgress(done, total,
+    /// "load")`, in texts embedded, once for the passages and once for the graph). MiniLM
+    /// vectors are not restored (that embedder lives in JavaScript). Returns the engine's stats.
     ///
     /// Throws, leaving the engine as it was, on a file that is not an index, truncated, corrupt
     /// (checksum), of a newer format version, made with another static embedder, or holding a
@@ -662,7 +663,7 @@ impl Engine {
         let embedders: Vec<(EmbedderSlot, Rc<dyn Embedder>)> =
             self.static_embedder.iter().map(|e| (EmbedderSlot::Static, e.clone())).collect();
         let (index, _notes) =
-            Index::from_bytes(bytes, &embedders, &mut progress_fn(&on_progress, "graph-embed")).map_err(js_err)?;
+            Index::from_bytes(bytes, &embedders, &mut progress_fn(&on_progress, "load")).map_err(js_err)?;
         self.config = index.config().clone();
         self.carried_graph = None;
         self.state = Some(State::Built(index));

@@ -1,4 +1,4 @@
-//! `cairn`: the native command-line interface — `eval`, `bench`, `query` and `graph`.
+//! `cairn`: the native command-line interface — `eval`, `bench`, `query`, `graph` and `index`.
 //!
 //! Every error is one line on stderr starting with `error:` and exits with status 2.
 
@@ -47,6 +47,40 @@ mod cli {
         /// Build the knowledge graph of a dataset folder and report its size, extraction
         /// statistics, build times, peak memory and the time to add 100 passages.
         Graph(GraphArgs),
+        /// Index a static site (HTML and Markdown pages) or a JSONL corpus and write the index
+        /// file with the wasm package, a JS loader and a drop-in search widget (issue 8).
+        Index(IndexArgs),
+    }
+
+    #[derive(Args)]
+    struct IndexArgs {
+        /// The site's folder: every .html, .htm, .md and .markdown page under it (not the --out
+        /// folder, hidden entries or node_modules).
+        site: Option<PathBuf>,
+        /// Index a dataset folder (its corpus.jsonl) or a .jsonl file of passages instead of a site.
+        #[arg(long, conflicts_with = "site")]
+        jsonl: Option<PathBuf>,
+        /// Where to write the index, the wasm package, the loader and the widget (for a site,
+        /// usually <site>/cairn/, served at /cairn/).
+        #[arg(long)]
+        out: PathBuf,
+        /// The wasm package to copy (`npm run build:wasm` makes it).
+        #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/pkg"))]
+        pkg: PathBuf,
+        /// Also build the knowledge graph (methods hipporag and catrag; seconds per thousand
+        /// passages, and a bigger index).
+        #[arg(long)]
+        graph: bool,
+        /// BM25 only: no static-embedder vectors (a smaller index, and the widget fetches no
+        /// embedding table).
+        #[arg(long)]
+        no_dense: bool,
+        /// The widget's default method (the div's data-method attribute overrides it).
+        #[arg(long, default_value = "bm25")]
+        method: String,
+        /// The URL path the site is served under (prefix of every result link).
+        #[arg(long, default_value = "/")]
+        base_url: String,
     }
 
     #[derive(Args)]
@@ -244,6 +278,7 @@ mod cli {
             Command::Bench(a) => bench(a),
             Command::Query(a) => query(a),
             Command::Graph(a) => graph(a),
+            Command::Index(a) => index_site(a),
         };
         match result {
             Ok(()) => 0,
@@ -459,6 +494,140 @@ mod cli {
         });
         println!("{out}");
         Ok(())
+    }
+
+    /// The widget and loader written by `cairn index`.
+    const SITE_LOADER: &str = include_str!("../../assets/site/cairn-loader.js");
+    const SITE_WIDGET: &str = include_str!("../../assets/site/cairn-search.js");
+
+    fn index_site(a: IndexArgs) -> CliResult<()> {
+        let method: Method = a.method.parse().map_err(|e: cairn::Error| e.to_string())?;
+        let needs_dense = method.embedder() == Some(EmbedderSlot::Static);
+        if method == Method::DenseMinilm || (a.no_dense && needs_dense) || (method.graph_method().is_some() && !a.graph) {
+            return Err(format!("--method {method} needs {}", if method == Method::DenseMinilm {
+                "MiniLM vectors, which `cairn index` does not compute".to_string()
+            } else if a.no_dense && needs_dense {
+                "the static embedder: drop --no-dense".to_string()
+            } else {
+                "the knowledge graph: add --graph".to_string()
+            }));
+        }
+        if a.graph && a.no_dense {
+            return Err("--graph needs the static embedder: drop --no-dense".into());
+        }
+        for f in ["cairn.js", "cairn_bg.wasm"] {
+            if !a.pkg.join(f).is_file() {
+                return Err(format!(
+                    "{}: no {f} in the wasm package folder (build it with `npm run build:wasm`, or pass --pkg)",
+                    a.pkg.display()
+                ));
+            }
+        }
+        std::fs::create_dir_all(&a.out).map_err(|e| format!("{}: {e}", a.out.display()))?;
+        let clock = Instant::now();
+        let corpus = match (&a.site, &a.jsonl) {
+            (Some(site), None) => {
+                let skip = vec![a.out.canonicalize().map_err(|e| format!("{}: {e}", a.out.display()))?];
+                let passages = cairn::site::read_site(site, &a.base_url, &skip).map_err(|e| e.to_string())?;
+                let mut c = Corpus::new();
+                c.extend(passages).map_err(|e| e.to_string())?;
+                c
+            }
+            (None, Some(path)) => load_corpus(path)?,
+            _ => return Err("give a site folder or --jsonl".into()),
+        };
+        let read_ms = ms(clock);
+        let clock = Instant::now();
+        let mut index = Index::build(corpus, &IndexConfig::default()).map_err(|e| e.to_string())?;
+        let embedder: Option<Rc<dyn Embedder>> = if a.no_dense {
+            None
+        } else {
+            let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm().map_err(|e| e.to_string())?);
+            index.attach_embedder(EmbedderSlot::Static, e.clone(), &mut |_, _| {}).map_err(|e| e.to_string())?;
+            Some(e)
+        };
+        let build_ms = ms(clock);
+        let clock = Instant::now();
+        if let (true, Some(e)) = (a.graph, &embedder) {
+            index.build_graph(e.clone(), &mut |_, _, _| {}).map_err(|e| e.to_string())?;
+        }
+        let graph_ms = ms(clock);
+        let clock = Instant::now();
+        let bytes = index.to_bytes().map_err(|e| e.to_string())?;
+        let save_ms = ms(clock);
+        let clock = Instant::now();
+        let mut gz = flate2::GzBuilder::new().write(Vec::new(), flate2::Compression::best());
+        std::io::Write::write_all(&mut gz, &bytes).map_err(|e| e.to_string())?;
+        let gz = gz.finish().map_err(|e| e.to_string())?;
+        let gzip_ms = ms(clock);
+        let clock = Instant::now();
+        let embedders: Vec<(EmbedderSlot, Rc<dyn Embedder>)> =
+            embedder.iter().map(|e| (EmbedderSlot::Static, e.clone())).collect();
+        let (loaded, _) = Index::from_bytes(&bytes, &embedders, &mut |_, _| {}).map_err(|e| e.to_string())?;
+        let load_ms = ms(clock);
+        drop(loaded);
+        let write = |name: &str, data: &[u8]| -> CliResult<()> {
+            let path = a.out.join(name);
+            std::fs::write(&path, data).map_err(|e| format!("{}: {e}", path.display()))
+        };
+        write("index.cairn.gz", &gz)?;
+        for f in ["cairn.js", "cairn_bg.wasm"] {
+            let from = a.pkg.join(f);
+            std::fs::copy(&from, a.out.join(f)).map_err(|e| format!("{}: {e}", from.display()))?;
+        }
+        write("cairn-loader.js", SITE_LOADER.as_bytes())?;
+        write("cairn-search.js", SITE_WIDGET.as_bytes())?;
+        if embedder.is_some() {
+            write("static-minilm.bin", cairn::embed::static_embedder::MINILM_TABLE)?;
+            write("minilm-vocab.txt", cairn::embed::wordpiece::MINILM_VOCAB.as_bytes())?;
+        }
+        let stats = index.stats();
+        let methods: Vec<&str> = Method::ALL.into_iter().filter(|m| index.supports(*m)).map(Method::name).collect();
+        let manifest = json!({
+            "format_version": cairn::index::format::FORMAT_VERSION,
+            "index": "index.cairn.gz",
+            "passages": stats.passages,
+            "text_bytes": stats.text_bytes,
+            "index_bytes": bytes.len(),
+            "index_gz_bytes": gz.len(),
+            "methods": methods,
+            "default_method": method.name(),
+            "graph": index.graph().is_some(),
+            "embedder": if embedder.is_some() {
+                json!({"table": "static-minilm.bin", "vocab": "minilm-vocab.txt"})
+            } else {
+                json!(null)
+            },
+        });
+        write("manifest.json", format!("{manifest:#}\n").as_bytes())?;
+        let per_mb = |n: usize| n as f64 / (stats.text_bytes.max(1) as f64 / 1e6);
+        let wasm_bytes = std::fs::metadata(a.pkg.join("cairn_bg.wasm")).map(|m| m.len()).unwrap_or(0);
+        println!(
+            "{}",
+            json!({
+                "out": a.out.display().to_string(),
+                "passages": stats.passages,
+                "text_bytes": stats.text_bytes,
+                "index_bytes": bytes.len(),
+                "index_gz_bytes": gz.len(),
+                "index_bytes_per_mb_text": per_mb(bytes.len()),
+                "index_gz_bytes_per_mb_text": per_mb(gz.len()),
+                "wasm_bytes": wasm_bytes,
+                "graph": index.knowledge_graph().map(|g| json!(g.report().counts)),
+                "read_ms": read_ms,
+                "build_ms": build_ms,
+                "graph_ms": graph_ms,
+                "save_ms": save_ms,
+                "gzip_ms": gzip_ms,
+                "native_load_ms": load_ms,
+                "methods": methods,
+            })
+        );
+        Ok(())
+    }
+
+    fn ms(since: Instant) -> f64 {
+        since.elapsed().as_secs_f64() * 1e3
     }
 
     fn load_corpus(path: &Path) -> CliResult<Corpus> {

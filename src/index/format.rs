@@ -18,12 +18,14 @@
 //! Sections (kinds in [`SectionKind`]): `config` (the [`super::IndexConfig`] as JSON: small,
 //! readable, and serde_json writes struct fields in declaration order), `corpus` (passages),
 //! one `dense` per embedder slot with passage vectors (`f32`, exactly as held, so a loaded index
-//! ranks exactly as the saved one), and, once built, `graph` (the knowledge graph's node, entity,
+//! ranks exactly as the saved one; for the static embedder only their checksum, see
+//! [`SectionKind::Dense`]), and, once built, `graph` (the knowledge graph's node, entity,
 //! passage and fact tables and synonym lists: [`crate::graph::Graph::write_to`]) and
 //! `graph-report` (its build report as JSON, timings dropped).
 //!
 //! **Not stored, rebuilt on load** (each a pure function of what is stored, so results are
-//! identical): BM25 (the corpus is re-tokenised; measured in the closing notes), the graph's
+//! identical): BM25 (the corpus is re-tokenised; measured in the closing notes), the static
+//! embedder's passage vectors (checked against a stored CRC32), the graph's
 //! entity and fact vectors (re-embedded with the static embedder, checked against a stored
 //! fingerprint) and its CSR. This keeps the file near the size of the text plus the passage
 //! vectors.
@@ -58,8 +60,11 @@ pub enum SectionKind {
     Config = 1,
     /// The passages: count (u32), then per passage id, title, text (each u32 length + UTF-8).
     Corpus = 2,
-    /// One embedder slot's passage vectors: slot (u8), dimension (u32), rows (u32), the
-    /// embedder's fingerprint (u32, [`fingerprint`]), then rows × dimension `f32`.
+    /// One embedder slot's passage vectors: slot (u8: 0 static, 1 MiniLM), storage (u8),
+    /// dimension (u32), rows (u32), the embedder's fingerprint (u32, [`fingerprint`]), then
+    /// with storage 0 rows × dimension `f32`, with storage 1 (the static embedder: re-embedding
+    /// is cheaper than downloading the vectors) the CRC32 of those `f32` bytes, which the
+    /// loader checks the re-embedded vectors against.
     Dense = 3,
     /// The knowledge graph ([`crate::graph::Graph::write_to`]).
     Graph = 4,

@@ -1,0 +1,79 @@
+// Cairn's static-site loader, written next to the index by `cairn index` (issue 8).
+//
+//   import { openIndex } from '/cairn/cairn-loader.js';
+//   const cairn = await openIndex();            // this folder's manifest.json, index and wasm
+//   const hits = cairn.search('who married Lothair II?', { k: 8 });
+//
+// Everything runs in the page: the wasm engine (cairn_bg.wasm), the index file (gzip, inflated
+// with the browser's DecompressionStream) and, for the dense methods, the static embedder's
+// table. Nothing is sent anywhere.
+
+import init, { Engine } from './cairn.js';
+
+const here = new URL('.', import.meta.url);
+
+/** The bytes at `url`, inflated when they are gzip (the index is shipped as `index.cairn.gz`). */
+export async function fetchIndexBytes(url) {
+  const resp = await fetch(url);
+  if (!resp.ok) throw new Error(`${url}: HTTP ${resp.status}`);
+  const bytes = new Uint8Array(await resp.arrayBuffer());
+  return isGzip(bytes) ? gunzip(bytes) : bytes;
+}
+
+/** Whether `bytes` start with gzip's magic number (a server may already have inflated them). */
+export function isGzip(bytes) {
+  return bytes.length > 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
+}
+
+/** Inflate gzip bytes with the browser's DecompressionStream. */
+export async function gunzip(bytes) {
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+/**
+ * Open the index described by `base`/manifest.json. `method` (default: the manifest's
+ * `default_method`) decides whether the static embedder is fetched: `bm25` needs none.
+ * Resolves to { manifest, method, timings: {loadMs}, search(query, {k, method}) }.
+ */
+export async function openIndex({ base = here, method } = {}) {
+  const t0 = performance.now();
+  const manifest = await (await fetch(new URL('manifest.json', base))).json();
+  method = method || manifest.default_method || 'bm25';
+  const needsEmbedder = method !== 'bm25' || manifest.graph;
+  const embedderFiles = needsEmbedder && manifest.embedder
+    ? Promise.all([
+      fetch(new URL(manifest.embedder.table, base)).then((r) => r.arrayBuffer()),
+      fetch(new URL(manifest.embedder.vocab, base)).then((r) => r.text()),
+    ])
+    : null;
+  const [, bytes] = await Promise.all([
+    init({ module_or_path: new URL('cairn_bg.wasm', base) }),
+    fetchIndexBytes(new URL(manifest.index, base)),
+  ]);
+  const engine = new Engine();
+  if (embedderFiles) {
+    const [table, vocab] = await embedderFiles;
+    engine.loadStaticEmbedder(new Uint8Array(table), vocab);
+  }
+  engine.loadIndex(bytes);
+  const methods = engine.availableMethods();
+  if (!methods.includes(method)) {
+    throw new Error(`method ${method} is not available in this index (available: ${methods.join(', ')})`);
+  }
+  const loadMs = performance.now() - t0;
+  return {
+    manifest,
+    method,
+    methods,
+    timings: { loadMs },
+    search(query, { k = 8, method: m = method } = {}) {
+      return engine.search(query, { k, method: m });
+    },
+  };
+}
+
+/** The page link of a passage id written by `cairn index`: the id up to its first space. */
+export function linkOf(id) {
+  return id.split(' ')[0];
+}

@@ -1,0 +1,122 @@
+// Cairn's drop-in search widget, written next to the index by `cairn index` (issue 8):
+//
+//   <div id="cairn-search"></div>
+//   <script type="module" src="/cairn/cairn-search.js"></script>
+//
+// Optional attributes on the div: data-method="bm25|dense|hybrid|hipporag|catrag" (default: the
+// manifest's), data-k="8", data-placeholder="Search this site". The engine and the index are
+// loaded on the first focus of (or typing in) the box, not with the page.
+
+import { openIndex, linkOf } from './cairn-loader.js';
+
+const root = document.getElementById('cairn-search');
+
+function el(tag, attrs = {}, text) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+
+/** `text` as nodes with the UTF-16 `ranges` in <mark>, cut to about `max` characters around the first. */
+function highlighted(text, ranges, max = 240) {
+  const first = ranges.length ? ranges[0][0] : 0;
+  const start = Math.max(0, Math.min(first - 60, text.length - max));
+  const end = Math.min(text.length, start + max);
+  const frag = document.createDocumentFragment();
+  if (start > 0) frag.append('… ');
+  let at = start;
+  for (const [s, e] of ranges) {
+    if (e <= at || s >= end) continue;
+    frag.append(text.slice(at, Math.max(at, s)));
+    frag.append(el('mark', {}, text.slice(Math.max(at, s), Math.min(e, end))));
+    at = Math.min(e, end);
+  }
+  frag.append(text.slice(at, end));
+  if (end < text.length) frag.append(' …');
+  return frag;
+}
+
+if (root) {
+  const style = el('style', {}, `
+#cairn-search { font: inherit; max-width: 40rem; }
+#cairn-search input { width: 100%; box-sizing: border-box; padding: .5rem; font: inherit; }
+#cairn-search ol { list-style: none; padding: 0; margin: .5rem 0; }
+#cairn-search li { margin: 0 0 .8rem; }
+#cairn-search li a { font-weight: 600; }
+#cairn-search li p { margin: .2rem 0 0; font-size: .9em; }
+#cairn-search .cairn-status { font-size: .85em; opacity: .75; min-height: 1.2em; }`);
+  const input = el('input', {
+    type: 'search',
+    placeholder: root.dataset.placeholder || 'Search this site',
+    'aria-label': 'Search this site',
+    autocomplete: 'off',
+  });
+  const status = el('div', { class: 'cairn-status', role: 'status' });
+  const list = el('ol', { class: 'cairn-results' });
+  root.append(style, input, status, list);
+  const k = Number(root.dataset.k) || 8;
+  let opening = null;
+  let timer = 0;
+
+  const open = () => {
+    if (!opening) {
+      status.textContent = 'Loading the search index…';
+      opening = openIndex({ method: root.dataset.method || undefined }).then(
+        (cairn) => {
+          status.textContent = '';
+          root.dataset.ready = 'true';
+          root.dataset.loadMs = String(Math.round(cairn.timings.loadMs));
+          return cairn;
+        },
+        (err) => {
+          status.textContent = `Search is unavailable: ${err.message}`;
+          root.dataset.error = err.message;
+          throw err;
+        },
+      );
+    }
+    return opening;
+  };
+
+  const run = async () => {
+    const q = input.value.trim();
+    let cairn;
+    try {
+      cairn = await open();
+    } catch {
+      return;
+    }
+    if (q !== input.value.trim()) return; // typed on while loading: the newer run shows results
+    list.replaceChildren();
+    if (!q) {
+      status.textContent = '';
+      return;
+    }
+    const t0 = performance.now();
+    const hits = cairn.search(q, { k });
+    root.dataset.searchMs = String(performance.now() - t0);
+    status.textContent = hits.length ? '' : 'No results.';
+    for (const h of hits) {
+      const li = el('li');
+      const a = el('a', { href: linkOf(h.id) });
+      a.append(highlighted(h.title, h.titleHighlights || [], 200));
+      const p = el('p');
+      p.append(highlighted(h.text, h.highlights || []));
+      li.append(a, p);
+      list.append(li);
+    }
+  };
+
+  input.addEventListener('focus', () => { open().catch(() => {}); }, { once: true });
+  input.addEventListener('input', () => {
+    clearTimeout(timer);
+    timer = setTimeout(run, 120);
+  });
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') {
+      clearTimeout(timer);
+      run();
+    }
+  });
+}
