@@ -1,0 +1,141 @@
+// End-to-end test of static-site search (issue 8) in headless Chromium: `node --test tests/e2e/`.
+//
+// A small static site is generated from the 100 real HotpotQA dev passages of
+// tests/fixtures/hotpot-sample (one HTML page per passage, with a nav, header, footer and script
+// holding a canary word that must not be indexed), `cairn index <site> --out <site>/cairn/`
+// indexes it, the site is served on 127.0.0.1 and searched through the drop-in widget.
+// Each page's one section has the passage's title and text, so the widget's BM25 ranking must
+// be the one the fixture's expected.json records (computed natively by tests/parity.rs).
+// Needs the wasm package (`npm run build:wasm`) and cargo.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import { CHROMIUM, CHROMIUM_ARGS } from './chromium.mjs';
+import { serve } from '../../scripts/serve.mjs';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const fixture = path.join(root, 'tests', 'fixtures', 'hotpot-sample');
+const screenshots = path.join(root, 'tests', 'e2e', 'screenshots');
+const CANARY = 'zqxcanary';
+const WAIT = 60_000;
+
+const readJsonl = (f) => fs.readFileSync(f, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+const passages = readJsonl(path.join(fixture, 'corpus.jsonl'));
+const questions = readJsonl(path.join(fixture, 'questions.jsonl'));
+const expected = JSON.parse(fs.readFileSync(path.join(fixture, 'expected.json'), 'utf8'));
+
+const escapeHtml = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
+// GitHub-style slug, as the page's heading id.
+const slug = (s) => s.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/ /g, '-');
+const linkOf = (p) => `/wiki/${p.id}.html#${encodeURIComponent(slug(p.title))}`;
+
+let site;
+let server;
+let browser;
+let cli;
+
+function page(p) {
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(p.title)}</title>
+<style>.${CANARY} { color: red }</style><script>window.${CANARY} = 1;</script></head>
+<body><header>${CANARY} header</header><nav><a href="/">Home</a> ${CANARY} menu</nav>
+<main><h2 id="${escapeHtml(slug(p.title))}">${escapeHtml(p.title)}</h2><p>${escapeHtml(p.text)}</p></main>
+<footer>${CANARY} footer</footer></body></html>
+`;
+}
+
+before(async () => {
+  for (const f of ['cairn.js', 'cairn_bg.wasm']) {
+    if (!fs.existsSync(path.join(root, 'pkg', f))) throw new Error(`pkg/${f} is missing: run \`npm run build:wasm\``);
+  }
+  if (!fs.existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install Debian's chromium (scripts/setup.sh)`);
+  site = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-site-'));
+  fs.mkdirSync(path.join(site, 'wiki'));
+  for (const p of passages) fs.writeFileSync(path.join(site, 'wiki', `${p.id}.html`), page(p));
+  // The search page: the widget's element and script tag, nothing else of Cairn's.
+  fs.writeFileSync(
+    path.join(site, 'index.html'),
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Search</title></head><body>
+<h1>Search the wiki</h1><div id="cairn-search"></div><script type="module" src="/cairn/cairn-search.js"></script>
+</body></html>\n`,
+  );
+  fs.mkdirSync(path.join(site, 'cairn'));
+  const run = spawnSync(
+    'cargo',
+    ['run', '--quiet', '--bin', 'cairn', '--', 'index', site, '--out', path.join(site, 'cairn')],
+    { cwd: root, encoding: 'utf8' },
+  );
+  assert.equal(run.status, 0, `cairn index failed: ${run.stderr}`);
+  cli = JSON.parse(run.stdout);
+  server = await serve({ dir: site, port: 0 });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+});
+
+after(async () => {
+  await browser?.close();
+  await server?.close();
+  if (site) fs.rmSync(site, { recursive: true, force: true });
+});
+
+test('cairn index writes the index, the wasm package, the loader, the widget and a manifest', () => {
+  // 100 passages; the search page has no text outside its heading and the widget's element.
+  assert.equal(cli.passages, 100);
+  for (const f of ['index.cairn.gz', 'cairn.js', 'cairn_bg.wasm', 'cairn-loader.js', 'cairn-search.js', 'manifest.json']) {
+    assert.ok(fs.existsSync(path.join(site, 'cairn', f)), f);
+  }
+  const manifest = JSON.parse(fs.readFileSync(path.join(site, 'cairn', 'manifest.json'), 'utf8'));
+  assert.equal(manifest.index, 'index.cairn.gz');
+  assert.equal(manifest.index_gz_bytes, fs.statSync(path.join(site, 'cairn', 'index.cairn.gz')).size);
+  assert.deepEqual(manifest.methods, ['bm25', 'dense', 'hybrid']);
+  assert.ok(manifest.index_gz_bytes < manifest.index_bytes);
+});
+
+test('the widget loads lazily, ranks as native BM25 and links to page#heading', async () => {
+  const context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
+  const tab = await context.newPage();
+  const requests = [];
+  const errors = [];
+  context.on('request', (r) => requests.push(new URL(r.url()).pathname));
+  tab.on('pageerror', (e) => errors.push(e.message));
+  await tab.goto(server.url);
+  const input = tab.locator('#cairn-search input');
+  await input.waitFor();
+  await tab.waitForTimeout(300);
+  assert.ok(!requests.includes('/cairn/index.cairn.gz'), 'the index must not load before the box is used');
+  assert.ok(!requests.includes('/cairn/cairn_bg.wasm'), 'the engine must not load before the box is used');
+
+  const byId = new Map(passages.map((p) => [p.id, p]));
+  for (const [i, q] of questions.slice(0, 3).entries()) {
+    await input.fill(q.question);
+    await input.press('Enter');
+    await tab.waitForFunction(() => document.querySelectorAll('#cairn-search li a').length > 0, null, { timeout: WAIT });
+    const hrefs = await tab.$$eval('#cairn-search li a', (as) => as.map((a) => a.getAttribute('href')));
+    const want = expected.bm25.find((e) => e.question === q.question).ids.slice(0, 8).map((id) => linkOf(byId.get(id)));
+    assert.deepEqual(hrefs, want, `question ${i}: ${q.question}`);
+    if (i === 0) await tab.screenshot({ path: path.join(screenshots, 'site-widget.png') });
+  }
+  assert.ok(requests.includes('/cairn/index.cairn.gz'));
+  assert.ok(!requests.includes('/cairn/static-minilm.bin'), 'bm25 needs no embedding table');
+
+  // Chrome (nav, header, footer, script, style) is not indexed.
+  await input.fill(CANARY);
+  await input.press('Enter');
+  await tab.waitForFunction(() => /No results/.test(document.querySelector('#cairn-search .cairn-status').textContent));
+
+  // A result opens its page at its heading.
+  await input.fill(questions[0].question);
+  await input.press('Enter');
+  await tab.waitForFunction(() => document.querySelectorAll('#cairn-search li a').length > 0);
+  const first = await tab.locator('#cairn-search li a').first().getAttribute('href');
+  await tab.locator('#cairn-search li a').first().click();
+  await tab.waitForURL((u) => u.pathname + u.hash === first);
+  const heading = await tab.evaluate(() => document.getElementById(decodeURIComponent(location.hash.slice(1)))?.textContent);
+  assert.equal(linkOf({ id: first.split('/')[2].replace('.html', '').split('#')[0], title: heading }), first);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
