@@ -1,0 +1,65 @@
+#!/usr/bin/env node
+// Time to first result of the static-site widget in headless Chromium (issue 8).
+//
+//   target/release/cairn index --jsonl ../shared/data/2wiki-corpus-6k --graph --method catrag --out /tmp/cairn-6k
+//   node tools/site_bench.mjs --cairn /tmp/cairn-6k [--method catrag] [--query "…"] [--runs 3]
+//
+// Serves a one-page site with the widget (data-method) and the `cairn index` output at /cairn/,
+// then per run, in a fresh browser context (cold cache): opens the page, focuses the box and
+// types the query at once, and reports page load, the widget's load (manifest, wasm, index,
+// embedder, Engine.loadIndex: `loadMs`), the first query's search time, time to first result
+// from navigation start, and bytes transferred. One JSON object on stdout.
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { launchChromium } from '../tests/e2e/chromium.mjs';
+import { serve } from '../scripts/serve.mjs';
+
+const args = process.argv.slice(2);
+const opt = (name, dflt) => {
+  const i = args.indexOf(`--${name}`);
+  return i >= 0 ? args[i + 1] : dflt;
+};
+const cairnDir = path.resolve(opt('cairn', '/tmp/cairn-6k'));
+const method = opt('method', '');
+const query = opt('query', 'Who is the father of the director of film Polish Wedding?');
+const runs = Number(opt('runs', 3));
+
+const site = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-site-'));
+fs.writeFileSync(path.join(site, 'index.html'), `<!doctype html><html><head><meta charset="utf-8"><title>bench</title></head>
+<body><div id="cairn-search"${method ? ` data-method="${method}"` : ''}></div>
+<script type="module" src="/cairn/cairn-search.js"></script></body></html>\n`);
+const server = await serve({ dir: site, port: 0, mounts: { '/cairn': cairnDir } });
+const browser = await launchChromium();
+const out = [];
+try {
+  for (let r = 0; r < runs; r++) {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    let bytes = 0;
+    page.on('response', async (resp) => {
+      bytes += Number(resp.headers()['content-length'] || 0);
+    });
+    const t0 = Date.now();
+    await page.goto(server.url, { waitUntil: 'load' });
+    const pageLoadMs = Date.now() - t0;
+    await page.locator('#cairn-search input').fill(query);
+    await page.waitForFunction(
+      () => document.querySelectorAll('#cairn-search li').length > 0 || document.querySelector('#cairn-search').dataset.error,
+      null,
+      { timeout: 600_000 },
+    );
+    const firstResultMs = await page.evaluate(() => performance.now());
+    const d = await page.evaluate(() => ({ ...document.querySelector('#cairn-search').dataset }));
+    if (d.error) throw new Error(d.error);
+    const top = await page.$$eval('#cairn-search li a', (as) => as.slice(0, 3).map((a) => a.textContent));
+    out.push({ pageLoadMs, widgetLoadMs: Number(d.loadMs), searchMs: Number(d.searchMs), firstResultMs, bytes, top });
+    await context.close();
+  }
+} finally {
+  await browser.close();
+  await server.close();
+  fs.rmSync(site, { recursive: true, force: true });
+}
+const manifest = JSON.parse(fs.readFileSync(path.join(cairnDir, 'manifest.json'), 'utf8'));
+console.log(JSON.stringify({ cairn: cairnDir, method: method || manifest.default_method, query, manifest, runs: out }, null, 1));
