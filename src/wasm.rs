@@ -670,6 +670,18 @@ impl Engine {
         Ok(self.stats())
     }
 
+    /// Every passage as JSONL, one `{"id", "title", "text"}` object per line in corpus order
+    /// (what `addJsonl` reads back): the corpus of a share link. Empty for an empty engine.
+    #[wasm_bindgen(js_name = corpusJsonl)]
+    pub fn corpus_jsonl(&self) -> Result<String, JsError> {
+        let mut out = String::new();
+        for p in self.corpus().map(|c| c.passages()).unwrap_or(&[]) {
+            out.push_str(&serde_json::to_string(p).map_err(|e| js_err(e.to_string()))?);
+            out.push('\n');
+        }
+        Ok(out)
+    }
+
     /// Remove every passage and the index.
     pub fn clear(&mut self) {
         self.state = Some(State::Collecting(Corpus::new()));

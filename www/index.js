@@ -64,6 +64,13 @@ const el = {
   results: $('results'),
   version: $('version'),
   graphInfo: $('graph-info'),
+  saveIndex: $('save-index'),
+  exportIndex: $('export-index'),
+  importIndex: $('import-index'),
+  importLabel: $('import-label'),
+  shareLink: $('share-link'),
+  shareUrl: $('share-url'),
+  savedList: $('saved-list'),
 };
 
 const state = {
@@ -211,7 +218,12 @@ function onMessage(msg) {
     case 'passage-graph':
       showPassageGraph(msg);
       return;
+    case 'index-file':
+    case 'corpus-jsonl':
+      settleWorkerRequest(msg.id, msg, null);
+      return;
     case 'error':
+      if (settleWorkerRequest(msg.id, null, msg)) return;
       if (msg.during === 'search' && msg.id !== state.searchId) return;
       if (msg.during === 'passage-graph') {
         const box = state.passageGraphs.get(msg.id);
@@ -232,6 +244,7 @@ function onMessage(msg) {
 // ---------------------------------------------------------------- corpus panel
 
 const PHASES = {
+  'loading-index': 'Loading the index',
   fetching: 'Downloading the demo corpus',
   adding: 'Reading',
   indexing: 'Indexing',
@@ -244,7 +257,7 @@ const PHASES = {
   'graph-embed': 'Embedding entities and facts',
   synonyms: 'Linking synonym entities',
 };
-const COUNTED_PHASES = ['indexing', 'restoring', 'embedding', 'embedding-minilm', 'extract', 'graph-embed', 'synonyms'];
+const COUNTED_PHASES = ['loading-index', 'indexing', 'restoring', 'embedding', 'embedding-minilm', 'extract', 'graph-embed', 'synonyms'];
 
 function showProgress({ phase, done, total, name, what }) {
   const label = phase === 'download' && what === 'minilm' ? 'Downloading MiniLM (model and engine)' : PHASES[phase] || 'Working';
@@ -318,6 +331,7 @@ function render() {
     }
   }
   renderGraphInfo();
+  renderSavedControls();
   // the example questions are HotpotQA's: offer them while the demo corpus is loaded
   el.examples.hidden = state.questions.length === 0 || !state.sources.includes('HotpotQA demo');
   el.sources.hidden = state.sources.length === 0 || !stats || stats.passages === 0;
@@ -813,7 +827,7 @@ el.dropzone.addEventListener('drop', (event) => {
 window.addEventListener('dragover', (event) => event.preventDefault());
 window.addEventListener('drop', (event) => event.preventDefault());
 
-startWorker({ loadDemo: true });
+startFromLocation();
 loadExamples();
 
 // ---------------------------------------------------------------- knowledge graph
@@ -1052,3 +1066,223 @@ function explainElement(explanation, pe, hit) {
   d.append(legend);
   return d;
 }
+
+// ---------------------------------------------------------------- saved indexes and sharing (issue 8)
+//
+// Save the index in this browser (IndexedDB: database "cairn", store "indexes", one record
+// {key, name, date, size, passages, bytes} per index), export it as a .cairn file, import one,
+// list, open and delete saved ones. Share links: `#corpus=` + the corpus as JSONL, deflate-raw
+// compressed (CompressionStream) and base64url-encoded, in the URL fragment, which the browser
+// never sends to a server; `?index=URL` opens a static index file (same origin, or CORS).
+
+const DB_NAME = 'cairn';
+const DB_STORE = 'indexes';
+// Longer links break in some chat apps and mail clients; bigger corpora: export a file.
+const SHARE_MAX_CHARS = 60_000;
+const workerRequests = new Map(); // id → {resolve, reject}
+let workerRequestId = 0;
+
+/** Send `message` with a fresh id; resolves with the reply of the same id ('error' rejects). */
+function workerRequest(message) {
+  workerRequestId += 1;
+  const id = `file-${workerRequestId}`;
+  return new Promise((resolve, reject) => {
+    workerRequests.set(id, { resolve, reject });
+    state.worker.postMessage({ ...message, id });
+  });
+}
+
+/** Settle the request `id`, if it is one of `workerRequest`'s. */
+function settleWorkerRequest(id, reply, error) {
+  const pending = workerRequests.get(id);
+  if (!pending) return false;
+  workerRequests.delete(id);
+  if (error) pending.reject(new Error(error.message));
+  else pending.resolve(reply);
+  return true;
+}
+
+function openDb() {
+  return new Promise((resolve, reject) => {
+    const req = indexedDB.open(DB_NAME, 1);
+    req.onupgradeneeded = () => req.result.createObjectStore(DB_STORE, { keyPath: 'key', autoIncrement: true });
+    req.onsuccess = () => resolve(req.result);
+    req.onerror = () => reject(req.error);
+  });
+}
+
+/** Run `fn(store)` in a transaction; resolves with the value of the request it returns. */
+async function dbDo(mode, fn) {
+  const db = await openDb();
+  try {
+    return await new Promise((resolve, reject) => {
+      const tx = db.transaction(DB_STORE, mode);
+      const req = fn(tx.objectStore(DB_STORE));
+      tx.oncomplete = () => resolve(req?.result);
+      tx.onerror = () => reject(tx.error);
+      tx.onabort = () => reject(tx.error || new Error('the browser refused to store the index (storage full?)'));
+    });
+  } finally {
+    db.close();
+  }
+}
+
+function corpusLabel() {
+  return state.sources.join(', ') || 'index';
+}
+
+function renderSavedControls() {
+  const built = !!(state.stats && state.stats.built && state.stats.passages > 0);
+  const idle = state.started && !state.busy;
+  el.saveIndex.disabled = !(idle && built);
+  el.exportIndex.disabled = !(idle && built);
+  el.shareLink.disabled = !(idle && built);
+  el.importIndex.disabled = !idle;
+  el.importLabel.classList.toggle('disabled', !idle);
+}
+
+async function renderSavedList() {
+  let records = [];
+  try {
+    records = await dbDo('readonly', (store) => store.getAll());
+  } catch (err) {
+    el.savedList.textContent = `Saved indexes are not available in this browser: ${err.message}`;
+    return;
+  }
+  el.savedList.replaceChildren();
+  for (const r of records.sort((a, b) => b.date - a.date)) {
+    const li = document.createElement('li');
+    li.dataset.key = r.key;
+    const name = document.createElement('span');
+    name.className = 'saved-name';
+    name.textContent = r.name;
+    name.title = r.name;
+    const meta = document.createElement('span');
+    meta.className = 'saved-meta';
+    meta.textContent = `${fmt(r.passages)} passages · ${bytes(r.size)} · ${new Date(r.date).toLocaleString()}`;
+    const open = document.createElement('button');
+    open.type = 'button';
+    open.className = 'small';
+    open.textContent = 'Open';
+    open.disabled = state.busy;
+    open.addEventListener('click', async () => {
+      const rec = await dbDo('readonly', (store) => store.get(r.key));
+      if (rec) requestIndex({ type: 'load-index', bytes: rec.bytes, name: rec.name });
+    });
+    const del = document.createElement('button');
+    del.type = 'button';
+    del.className = 'small quiet';
+    del.textContent = 'Delete';
+    del.addEventListener('click', async () => {
+      await dbDo('readwrite', (store) => store.delete(r.key));
+      renderSavedList();
+    });
+    li.append(name, meta, open, del);
+    el.savedList.append(li);
+  }
+}
+
+async function saveInBrowser() {
+  hideError();
+  try {
+    const { bytes: data, passages } = await workerRequest({ type: 'save-index' });
+    await dbDo('readwrite', (store) => store.add({ name: corpusLabel(), date: Date.now(), size: data.length, passages, bytes: data }));
+    showNotice(`Saved in this browser (${bytes(data.length)}).`);
+  } catch (err) {
+    showError(`The index could not be saved: ${err.message}`);
+  }
+  renderSavedList();
+}
+
+async function exportFile() {
+  hideError();
+  try {
+    const { bytes: data } = await workerRequest({ type: 'save-index' });
+    const a = document.createElement('a');
+    a.href = URL.createObjectURL(new Blob([data], { type: 'application/octet-stream' }));
+    a.download = `${corpusLabel().replace(/[^\w.-]+/g, '-').slice(0, 60) || 'index'}.cairn`;
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+  } catch (err) {
+    showError(`The index could not be exported: ${err.message}`);
+  }
+}
+
+async function importFile(file) {
+  if (!file) return;
+  const data = new Uint8Array(await file.arrayBuffer());
+  requestIndex({ type: 'load-index', bytes: data, name: file.name });
+}
+
+function toBase64Url(bytesIn) {
+  let bin = '';
+  for (let i = 0; i < bytesIn.length; i += 0x8000) bin += String.fromCharCode(...bytesIn.subarray(i, i + 0x8000));
+  return btoa(bin).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+function fromBase64Url(text) {
+  const b64 = text.replace(/-/g, '+').replace(/_/g, '/');
+  const bin = atob(b64 + '='.repeat((4 - (b64.length % 4)) % 4));
+  return Uint8Array.from(bin, (c) => c.charCodeAt(0));
+}
+
+async function pipeBytes(data, transform) {
+  const stream = new Blob([data]).stream().pipeThrough(transform);
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+async function makeShareLink() {
+  hideError();
+  try {
+    const { text } = await workerRequest({ type: 'corpus-jsonl' });
+    const packed = toBase64Url(await pipeBytes(new TextEncoder().encode(text), new CompressionStream('deflate-raw')));
+    const url = `${location.origin}${location.pathname}#corpus=${packed}`;
+    if (url.length > SHARE_MAX_CHARS) {
+      showError(`This corpus is too large for a link (${fmt(url.length)} characters; at most ${fmt(SHARE_MAX_CHARS)}). Export the index file instead, put it on a web server and share ${location.origin}${location.pathname}?index=<its URL>.`);
+      return;
+    }
+    el.shareUrl.value = url;
+    el.shareUrl.hidden = false;
+    el.shareUrl.select();
+    navigator.clipboard?.writeText(url).then(
+      () => showNotice('Share link copied. It holds the corpus itself: nothing is uploaded.'),
+      () => showNotice('Share link ready below. It holds the corpus itself: nothing is uploaded.'),
+    );
+  } catch (err) {
+    showError(`The share link could not be made: ${err.message}`);
+  }
+}
+
+/** Start the worker with what the URL asks for: `?index=URL`, `#corpus=…`, or the demo corpus. */
+function startFromLocation() {
+  const indexUrl = new URLSearchParams(location.search).get('index');
+  const shared = location.hash.startsWith('#corpus=') ? location.hash.slice('#corpus='.length) : null;
+  if (!indexUrl && !shared) {
+    startWorker({ loadDemo: true });
+    return;
+  }
+  startWorker({ loadDemo: false });
+  if (indexUrl) {
+    const name = decodeURIComponent(indexUrl.split('/').pop() || 'shared index');
+    requestIndex({ type: 'load-index-url', url: indexUrl, name });
+    return;
+  }
+  (async () => {
+    const text = new TextDecoder().decode(await pipeBytes(fromBase64Url(shared), new DecompressionStream('deflate-raw')));
+    requestIndex({ type: 'index-files', files: [{ name: 'shared corpus.jsonl', text }], replace: true });
+  })().catch((err) => {
+    showError(`The shared corpus in this link could not be read (${err.message}); the demo corpus is loaded instead.`);
+    requestIndex({ type: 'load-demo', replace: true });
+  });
+}
+
+el.saveIndex.addEventListener('click', saveInBrowser);
+el.exportIndex.addEventListener('click', exportFile);
+el.shareLink.addEventListener('click', makeShareLink);
+el.importIndex.addEventListener('change', () => {
+  importFile(el.importIndex.files[0]);
+  el.importIndex.value = '';
+});
+renderSavedList();

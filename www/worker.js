@@ -13,6 +13,12 @@
 //      {type:'passage-graph', id, passage}                     a passage's triples and entities
 //      {type:'search', query, k, method, id}
 //      {type:'stats'}
+//      {type:'save-index', id}                                 the index file (issue 8)
+//      {type:'load-index', bytes, name}                        replaces the corpus with an index file's
+//                                                              (gzip or not); the static embedder is
+//                                                              fetched first when the file needs it
+//      {type:'load-index-url', url, name}                      the same, fetched from `url` (CORS)
+//      {type:'corpus-jsonl', id}                               the corpus as JSONL (share links)
 // Out: {type:'hello', methods, available, version, stats}    once, when the wasm module is ready
 //      {type:'progress', phase, done, total}                  phases: fetching, adding, indexing,
 //                                                              restoring, download (bytes; `what`:
@@ -26,6 +32,9 @@
 //      {type:'passage-graph', id, graph}
 //      {type:'stats', stats, methods, available, embedder, version}
 //      {type:'error', message, during, id?}
+//      {type:'index-file', id, bytes, passages, sources}      reply to 'save-index' (bytes transferred)
+//      {type:'corpus-jsonl', id, text, passages}               reply to 'corpus-jsonl'
+//      'load-index' and 'load-index-url' reply like an indexing request ('ready', changed, replace)
 //
 // `available` is engine.availableMethods(); `embedder` is null or {name: 'static', dims};
 // `minilm` is null or {dims, embedded, passages} once the MiniLM model is loaded.
@@ -568,6 +577,12 @@ async function handle(msg, early) {
         postError('stats', err);
       }
       return;
+    case 'save-index':
+    case 'load-index':
+    case 'load-index-url':
+    case 'corpus-jsonl':
+      await handleIndexFile(msg);
+      return;
     default:
       post({ type: 'error', during: 'message', message: `unknown message type ${JSON.stringify(msg && msg.type)}` });
   }
@@ -585,6 +600,106 @@ function runIndex(batch, replace, labels, during, extraTiming = {}) {
       post({ type: 'error', during, message: `the engine could not be restored: ${message(err2)}` });
     }
     post({ type: 'ready', stats: s, ...methodsInfo(), changed: false, timing: null });
+  }
+}
+
+// ---------------------------------------------------------------- index files (issue 8)
+
+/** Whether `bytes` start with gzip's magic number. */
+function isGzip(bytes) {
+  return bytes.length > 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
+}
+
+/** Inflate gzip bytes with the browser's DecompressionStream. */
+async function gunzip(bytes) {
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+  return new Uint8Array(await new Response(stream).arrayBuffer());
+}
+
+/**
+ * Replace the engine with the index in `bytes` (gzip or not). A file with a knowledge graph
+ * needs the static embedder: when the engine says so and it is not loaded yet, its files are
+ * downloaded and the load is tried again. All or nothing: on an error the engine is untouched.
+ */
+async function loadIndexBytes(bytes, name, extraTiming = {}) {
+  const t0 = now();
+  const raw = isGzip(bytes) ? await gunzip(bytes) : bytes;
+  const inflateMs = now() - t0;
+  const report = progressPoster(() => 'loading-index');
+  let target = newEngine();
+  try {
+    try {
+      target.loadIndex(raw, report);
+    } catch (err) {
+      if (embedderFiles || !/needs the static embedder/.test(message(err))) throw err;
+      const [table, vocabBytes] = await download([EMBEDDER_TABLE_URL, EMBEDDER_VOCAB_URL]);
+      const vocab = new TextDecoder('utf-8', { fatal: true }).decode(vocabBytes);
+      target.free();
+      target = new Engine(undefined);
+      target.loadStaticEmbedder(table, vocab, undefined);
+      embedderFiles = { table, vocab, dims: null };
+      target.loadIndex(raw, report);
+      embedderFiles.dims = (target.stats().embedders || []).find((e) => e.name === 'static')?.dims ?? null;
+    }
+  } catch (err) {
+    target.free();
+    throw err;
+  }
+  engine.free();
+  engine = target;
+  sourceNames = [name];
+  if (minilm) minilm.count = 0;
+  post({
+    type: 'ready',
+    stats: engine.stats(),
+    ...methodsInfo(),
+    changed: true,
+    replace: true,
+    labels: [name],
+    timing: { ...extraTiming, inflateMs, loadIndexMs: now() - t0, bytes: bytes.length, rawBytes: raw.length, totalMs: now() - t0 },
+  });
+}
+
+async function handleIndexFile(msg) {
+  switch (msg.type) {
+    case 'save-index':
+      try {
+        const bytes = engine.saveIndex();
+        post({ type: 'index-file', id: msg.id, bytes, passages: engine.stats().passages, sources: sourceNames }, [bytes.buffer]);
+      } catch (err) {
+        postError('save-index', err, { id: msg.id });
+      }
+      return;
+    case 'corpus-jsonl':
+      try {
+        post({ type: 'corpus-jsonl', id: msg.id, text: engine.corpusJsonl(), passages: engine.stats().passages });
+      } catch (err) {
+        postError('corpus-jsonl', err, { id: msg.id });
+      }
+      return;
+    case 'load-index':
+    case 'load-index-url': {
+      const name = String(msg.name || 'saved index');
+      try {
+        let bytes = msg.bytes;
+        const extra = {};
+        if (msg.type === 'load-index-url') {
+          const t0 = now();
+          const url = new URL(String(msg.url), self.location.href);
+          const resp = await fetch(url, { mode: 'cors', credentials: 'omit' });
+          if (!resp.ok) throw new Error(`could not download ${url} (${resp.status} ${resp.statusText})`);
+          bytes = new Uint8Array(await resp.arrayBuffer());
+          extra.fetchMs = now() - t0;
+        }
+        if (!(bytes instanceof Uint8Array)) bytes = new Uint8Array(bytes);
+        await loadIndexBytes(bytes, name, extra);
+      } catch (err) {
+        postError(msg.type, err);
+        post({ type: 'ready', stats: stats(), ...methodsInfo(), changed: false, timing: null });
+      }
+      return;
+    }
+    default:
   }
 }
 

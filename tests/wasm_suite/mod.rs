@@ -328,6 +328,14 @@ fn saved_index_has_the_native_bytes_and_loads_with_identical_rankings() {
         }
     }
     assert_eq!(loaded.save_index().map_err(message).unwrap(), bytes);
+    // The corpus as JSONL (share links) reads back into the same passages.
+    let jsonl = loaded.corpus_jsonl().map_err(message).unwrap();
+    assert_eq!(jsonl, engine.corpus_jsonl().map_err(message).unwrap());
+    let mut again = Engine::new(None).map_err(message).unwrap();
+    assert_eq!(again.add_jsonl("shared.jsonl", &jsonl).map_err(message).unwrap(), 100);
+    again.build(None).map_err(message).unwrap();
+    assert_eq!(search(&again, "Playboy Club", 5).iter().map(|h| h.id.clone()).collect::<Vec<_>>(),
+        search(&engine, "Playboy Club", 5).iter().map(|h| h.id.clone()).collect::<Vec<_>>());
 }
 
 #[wasm_bindgen_test]
