@@ -253,3 +253,82 @@ fn query_explains_graph_methods() {
     assert_eq!(code, 0);
     assert_eq!(out.lines().filter(|l| l.trim_start().starts_with(char::is_numeric)).count(), 2, "{out}");
 }
+
+/// `cairn index` on a JSONL corpus with a stand-in wasm package: the files it writes, the index
+/// inside the gzip loads into an index equal to one built directly, two runs give the same
+/// bytes, and its errors.
+#[test]
+fn index_subcommand_writes_a_loadable_deterministic_site_bundle() {
+    use std::io::Read;
+    let tmp = std::env::temp_dir().join(format!("cairn-cli-index-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let pkg = tmp.join("pkg");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(pkg.join("cairn.js"), "// stand-in").unwrap();
+    std::fs::write(pkg.join("cairn_bg.wasm"), b"\0asm").unwrap();
+    let run = |out: &str| {
+        let out = tmp.join(out);
+        let (code, stdout, err) = cairn(&[
+            "index",
+            "--jsonl",
+            "tests/fixtures/tiny/corpus.jsonl",
+            "--out",
+            out.to_str().unwrap(),
+            "--pkg",
+            pkg.to_str().unwrap(),
+            "--method",
+            "hybrid",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        (out, v)
+    };
+    let (a, report) = run("a");
+    let (b, _) = run("b");
+    for f in ["index.cairn.gz", "cairn.js", "cairn_bg.wasm", "cairn-loader.js", "cairn-search.js", "manifest.json",
+        "static-minilm.bin", "minilm-vocab.txt"]
+    {
+        assert!(a.join(f).is_file(), "{f}");
+    }
+    let gz = std::fs::read(a.join("index.cairn.gz")).unwrap();
+    assert_eq!(gz, std::fs::read(b.join("index.cairn.gz")).unwrap(), "deterministic");
+    let mut raw = Vec::new();
+    flate2::read::GzDecoder::new(&gz[..]).read_to_end(&mut raw).unwrap();
+    assert_eq!(report["index_bytes"], raw.len());
+    assert_eq!(report["index_gz_bytes"], gz.len());
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(a.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(manifest["default_method"], "hybrid");
+    assert_eq!(manifest["methods"], serde_json::json!(["bm25", "dense", "hybrid"]));
+
+    use cairn::embed::{Embedder, StaticEmbedder};
+    use cairn::index::{EmbedderSlot, Index, IndexConfig, Method};
+    use std::rc::Rc;
+    let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm().unwrap());
+    let (loaded, _) = Index::from_bytes(&raw, &[(EmbedderSlot::Static, e.clone())], &mut |_, _| {}).unwrap();
+    let text = std::fs::read_to_string("tests/fixtures/tiny/corpus.jsonl").unwrap();
+    let mut corpus = cairn::Corpus::new();
+    corpus.extend(cairn::corpus::parse_jsonl("tiny", &text).unwrap()).unwrap();
+    let mut direct = Index::build(corpus, &IndexConfig::default()).unwrap();
+    direct.attach_embedder(EmbedderSlot::Static, e, &mut |_, _| {}).unwrap();
+    assert_eq!(loaded.corpus().passages(), direct.corpus().passages());
+    for m in [Method::Bm25, Method::Dense, Method::Hybrid] {
+        let hits = loaded.search("river mountain", 3, m).unwrap();
+        assert!(!hits.is_empty());
+        assert_eq!(hits, direct.search("river mountain", 3, m).unwrap());
+    }
+
+    let out = tmp.join("c");
+    let out = out.to_str().unwrap();
+    let nopkg = tmp.join("nopkg");
+    one_line_error(
+        &["index", "--jsonl", "tests/fixtures/tiny/corpus.jsonl", "--out", out, "--pkg", nopkg.to_str().unwrap()],
+        "no cairn.js in the wasm package folder",
+    );
+    one_line_error(
+        &["index", "--jsonl", "tests/fixtures/tiny/corpus.jsonl", "--out", out, "--method", "catrag"],
+        "--method catrag needs the knowledge graph: add --graph",
+    );
+    one_line_error(&["index", "tests/fixtures/nope", "--out", out, "--pkg", pkg.to_str().unwrap()], "tests/fixtures/nope");
+    std::fs::remove_dir_all(&tmp).unwrap();
+}

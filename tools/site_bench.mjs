@@ -53,7 +53,7 @@ try {
     const d = await page.evaluate(() => ({ ...document.querySelector('#cairn-search').dataset }));
     if (d.error) throw new Error(d.error);
     const top = await page.$$eval('#cairn-search li a', (as) => as.slice(0, 3).map((a) => a.textContent));
-    out.push({ pageLoadMs, widgetLoadMs: Number(d.loadMs), searchMs: Number(d.searchMs), firstResultMs, bytes, top });
+    out.push({ pageLoadMs, widgetLoadMs: Number(d.loadMs), loadIndexMs: Number(d.loadIndexMs), searchMs: Number(d.searchMs), firstResultMs, bytes, top });
     await context.close();
   }
 } finally {

@@ -34,7 +34,9 @@ export async function gunzip(bytes) {
 /**
  * Open the index described by `base`/manifest.json. `method` (default: the manifest's
  * `default_method`) decides whether the static embedder is fetched: `bm25` needs none.
- * Resolves to { manifest, method, timings: {loadMs}, search(query, {k, method}) }.
+ * Resolves to { manifest, method, methods, timings: {loadMs, fetchedMs, loadIndexMs},
+ * search(query, {k, method}) }: `fetchedMs` covers the manifest, wasm, index and embedder
+ * downloads (in parallel), `loadIndexMs` Engine.loadIndex (BM25 rebuilt, vectors re-embedded).
  */
 export async function openIndex({ base = here, method } = {}) {
   const t0 = performance.now();
@@ -56,7 +58,9 @@ export async function openIndex({ base = here, method } = {}) {
     const [table, vocab] = await embedderFiles;
     engine.loadStaticEmbedder(new Uint8Array(table), vocab);
   }
+  const fetchedMs = performance.now() - t0;
   engine.loadIndex(bytes);
+  const loadIndexMs = performance.now() - t0 - fetchedMs;
   const methods = engine.availableMethods();
   if (!methods.includes(method)) {
     throw new Error(`method ${method} is not available in this index (available: ${methods.join(', ')})`);
@@ -66,7 +70,7 @@ export async function openIndex({ base = here, method } = {}) {
     manifest,
     method,
     methods,
-    timings: { loadMs },
+    timings: { loadMs, fetchedMs, loadIndexMs },
     search(query, { k = 8, method: m = method } = {}) {
       return engine.search(query, { k, method: m });
     },

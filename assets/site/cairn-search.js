@@ -67,6 +67,7 @@ if (root) {
           status.textContent = '';
           root.dataset.ready = 'true';
           root.dataset.loadMs = String(Math.round(cairn.timings.loadMs));
+          root.dataset.loadIndexMs = String(Math.round(cairn.timings.loadIndexMs));
           return cairn;
         },
         (err) => {
