@@ -41,8 +41,26 @@ const SKIPPED: &[&str] =
 
 /// Block-level elements: their text is a separate block (a place where long sections may be cut).
 const BLOCKS: &[&str] = &[
-    "p", "li", "div", "section", "article", "pre", "blockquote", "dt", "dd", "td", "th", "tr", "table", "ul",
-    "ol", "dl", "figure", "figcaption", "br", "hr",
+    "p",
+    "li",
+    "div",
+    "section",
+    "article",
+    "pre",
+    "blockquote",
+    "dt",
+    "dd",
+    "td",
+    "th",
+    "tr",
+    "table",
+    "ul",
+    "ol",
+    "dl",
+    "figure",
+    "figcaption",
+    "br",
+    "hr",
 ];
 
 /// The link of a passage id made by this module: the id up to its first space.
@@ -91,9 +109,22 @@ struct PageWriter<'a> {
 }
 
 impl<'a> PageWriter<'a> {
-    fn new(url: String, page_title: String, out: &'a mut Vec<Passage>, seen: &'a mut HashMap<String, usize>) -> Self {
+    fn new(
+        url: String,
+        page_title: String,
+        out: &'a mut Vec<Passage>,
+        seen: &'a mut HashMap<String, usize>,
+    ) -> Self {
         let section = Section { title: page_title.clone(), ..Section::default() };
-        PageWriter { url, page_title, path: Default::default(), anchors: Default::default(), section, out, seen }
+        PageWriter {
+            url,
+            page_title,
+            path: Default::default(),
+            anchors: Default::default(),
+            section,
+            out,
+            seen,
+        }
     }
 
     fn heading(&mut self, level: usize, text: &str, anchor: Option<String>) {
@@ -182,7 +213,13 @@ fn selector(s: &str) -> Option<Selector> {
     Selector::parse(s).ok()
 }
 
-fn html_into(html: &str, url: &str, fallback_title: &str, out: &mut Vec<Passage>, seen: &mut HashMap<String, usize>) {
+fn html_into(
+    html: &str,
+    url: &str,
+    fallback_title: &str,
+    out: &mut Vec<Passage>,
+    seen: &mut HashMap<String, usize>,
+) {
     let doc = Html::parse_document(html);
     let first = |sel: &str| selector(sel).and_then(|s| doc.select(&s).next());
     let text_of = |e: ElementRef<'_>| collapse(&e.text().collect::<String>());
@@ -209,7 +246,9 @@ fn walk(e: ElementRef<'_>, w: &mut PageWriter<'_>) {
                 if let Some(level) = heading_level(name) {
                     let text: String = ce.text().collect();
                     let anchor = el.id().map(str::to_string).or_else(|| {
-                        selector("[id]").and_then(|s| ce.select(&s).next()).and_then(|a| a.value().id().map(str::to_string))
+                        selector("[id]")
+                            .and_then(|s| ce.select(&s).next())
+                            .and_then(|a| a.value().id().map(str::to_string))
                     });
                     w.heading(level, &text, anchor);
                     continue;
@@ -262,7 +301,13 @@ pub fn markdown_passages(md: &str, url: &str, fallback_title: &str) -> Vec<Passa
     out
 }
 
-fn markdown_into(md: &str, url: &str, fallback_title: &str, out: &mut Vec<Passage>, seen: &mut HashMap<String, usize>) {
+fn markdown_into(
+    md: &str,
+    url: &str,
+    fallback_title: &str,
+    out: &mut Vec<Passage>,
+    seen: &mut HashMap<String, usize>,
+) {
     use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
     let (front_title, body) = front_matter(md);
     let opts = Options::ENABLE_TABLES | Options::ENABLE_HEADING_ATTRIBUTES | Options::ENABLE_STRIKETHROUGH;
@@ -301,9 +346,13 @@ fn markdown_into(md: &str, url: &str, fallback_title: &str, out: &mut Vec<Passag
                 Some((_, _, t)) => t.push(' '),
                 None => w.section.push_text(" "),
             },
-            Event::End(TagEnd::Paragraph | TagEnd::Item | TagEnd::CodeBlock | TagEnd::TableCell | TagEnd::BlockQuote(_)) => {
-                w.section.end_block()
-            }
+            Event::End(
+                TagEnd::Paragraph
+                | TagEnd::Item
+                | TagEnd::CodeBlock
+                | TagEnd::TableCell
+                | TagEnd::BlockQuote(_),
+            ) => w.section.end_block(),
             _ => {}
         }
     }
@@ -312,7 +361,9 @@ fn markdown_into(md: &str, url: &str, fallback_title: &str, out: &mut Vec<Passag
 
 /// A leading `---` … `---` block: its `title:` value (quotes trimmed) and the text after it.
 fn front_matter(md: &str) -> (Option<String>, &str) {
-    let Some(rest) = md.strip_prefix("---\n").or_else(|| md.strip_prefix("---\r\n")) else { return (None, md) };
+    let Some(rest) = md.strip_prefix("---\n").or_else(|| md.strip_prefix("---\r\n")) else {
+        return (None, md);
+    };
     let Some(end) = rest.find("\n---") else { return (None, md) };
     let block = &rest[..end];
     let after = &rest[end + 4..];
@@ -342,12 +393,14 @@ pub fn read_site(root: &Path, base_url: &str, skip: &[PathBuf]) -> Result<Vec<Pa
     let base = if base_url.ends_with('/') { base_url.to_string() } else { format!("{base_url}/") };
     for rel in &files {
         let path = root.join(rel);
-        let bytes = std::fs::read(&path).map_err(|source| Error::Io { path: path.display().to_string(), source })?;
+        let bytes =
+            std::fs::read(&path).map_err(|source| Error::Io { path: path.display().to_string(), source })?;
         let text = String::from_utf8(bytes).map_err(|_| Error::Dataset {
             path: path.display().to_string(),
             message: "not UTF-8 text".into(),
         })?;
-        let rel_str: Vec<String> = rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+        let rel_str: Vec<String> =
+            rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
         let rel_str = rel_str.join("/");
         let stem = rel.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
         let ext = rel.extension().map_or_else(String::new, |e| e.to_string_lossy().to_ascii_lowercase());

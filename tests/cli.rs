@@ -285,9 +285,16 @@ fn index_subcommand_writes_a_loadable_deterministic_site_bundle() {
     };
     let (a, report) = run("a");
     let (b, _) = run("b");
-    for f in ["index.cairn.gz", "cairn.js", "cairn_bg.wasm", "cairn-loader.js", "cairn-search.js", "manifest.json",
-        "static-minilm.bin", "minilm-vocab.txt"]
-    {
+    for f in [
+        "index.cairn.gz",
+        "cairn.js",
+        "cairn_bg.wasm",
+        "cairn-loader.js",
+        "cairn-search.js",
+        "manifest.json",
+        "static-minilm.bin",
+        "minilm-vocab.txt",
+    ] {
         assert!(a.join(f).is_file(), "{f}");
     }
     let gz = std::fs::read(a.join("index.cairn.gz")).unwrap();
@@ -322,13 +329,24 @@ fn index_subcommand_writes_a_loadable_deterministic_site_bundle() {
     let out = out.to_str().unwrap();
     let nopkg = tmp.join("nopkg");
     one_line_error(
-        &["index", "--jsonl", "tests/fixtures/tiny/corpus.jsonl", "--out", out, "--pkg", nopkg.to_str().unwrap()],
+        &[
+            "index",
+            "--jsonl",
+            "tests/fixtures/tiny/corpus.jsonl",
+            "--out",
+            out,
+            "--pkg",
+            nopkg.to_str().unwrap(),
+        ],
         "no cairn.js in the wasm package folder",
     );
     one_line_error(
         &["index", "--jsonl", "tests/fixtures/tiny/corpus.jsonl", "--out", out, "--method", "catrag"],
         "--method catrag needs the knowledge graph: add --graph",
     );
-    one_line_error(&["index", "tests/fixtures/nope", "--out", out, "--pkg", pkg.to_str().unwrap()], "tests/fixtures/nope");
+    one_line_error(
+        &["index", "tests/fixtures/nope", "--out", out, "--pkg", pkg.to_str().unwrap()],
+        "tests/fixtures/nope",
+    );
     std::fs::remove_dir_all(&tmp).unwrap();
 }

@@ -503,14 +503,20 @@ mod cli {
     fn index_site(a: IndexArgs) -> CliResult<()> {
         let method: Method = a.method.parse().map_err(|e: cairn::Error| e.to_string())?;
         let needs_dense = method.embedder() == Some(EmbedderSlot::Static);
-        if method == Method::DenseMinilm || (a.no_dense && needs_dense) || (method.graph_method().is_some() && !a.graph) {
-            return Err(format!("--method {method} needs {}", if method == Method::DenseMinilm {
-                "MiniLM vectors, which `cairn index` does not compute".to_string()
-            } else if a.no_dense && needs_dense {
-                "the static embedder: drop --no-dense".to_string()
-            } else {
-                "the knowledge graph: add --graph".to_string()
-            }));
+        if method == Method::DenseMinilm
+            || (a.no_dense && needs_dense)
+            || (method.graph_method().is_some() && !a.graph)
+        {
+            return Err(format!(
+                "--method {method} needs {}",
+                if method == Method::DenseMinilm {
+                    "MiniLM vectors, which `cairn index` does not compute".to_string()
+                } else if a.no_dense && needs_dense {
+                    "the static embedder: drop --no-dense".to_string()
+                } else {
+                    "the knowledge graph: add --graph".to_string()
+                }
+            ));
         }
         if a.graph && a.no_dense {
             return Err("--graph needs the static embedder: drop --no-dense".into());
@@ -543,7 +549,9 @@ mod cli {
             None
         } else {
             let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm().map_err(|e| e.to_string())?);
-            index.attach_embedder(EmbedderSlot::Static, e.clone(), &mut |_, _| {}).map_err(|e| e.to_string())?;
+            index
+                .attach_embedder(EmbedderSlot::Static, e.clone(), &mut |_, _| {})
+                .map_err(|e| e.to_string())?;
             Some(e)
         };
         let build_ms = ms(clock);
@@ -582,7 +590,8 @@ mod cli {
             write("minilm-vocab.txt", cairn::embed::wordpiece::MINILM_VOCAB.as_bytes())?;
         }
         let stats = index.stats();
-        let methods: Vec<&str> = Method::ALL.into_iter().filter(|m| index.supports(*m)).map(Method::name).collect();
+        let methods: Vec<&str> =
+            Method::ALL.into_iter().filter(|m| index.supports(*m)).map(Method::name).collect();
         let manifest = json!({
             "format_version": cairn::index::format::FORMAT_VERSION,
             "index": "index.cairn.gz",

@@ -193,7 +193,10 @@ fn check_and_index(s: &mut Store, passages: &[Passage]) -> std::result::Result<(
     for p in 0..np {
         let idx = &s.passage_indices[p];
         if idx.is_empty() || !idx.iter().all(|&i| (i as usize) < passages.len()) {
-            return Err(format!("passage node {p} has no corpus index or one past the corpus's {}", passages.len()));
+            return Err(format!(
+                "passage node {p} has no corpus index or one past the corpus's {}",
+                passages.len()
+            ));
         }
         let es = &s.passage_entities[p];
         let fs = &s.passage_facts[p];

@@ -100,7 +100,8 @@ impl SectionKind {
 /// A fixed text whose embedding identifies an embedder: the CRC32 of its vector's little-endian
 /// bytes is stored with the vectors it made, and a loader refuses an embedder whose fingerprint
 /// differs (vectors from another model would rank nonsense).
-pub const FINGERPRINT_TEXT: &str = "Cairn index fingerprint: Which river flows through the capital of France?";
+pub const FINGERPRINT_TEXT: &str =
+    "Cairn index fingerprint: Which river flows through the capital of France?";
 
 /// The fingerprint of `embedder` ([`FINGERPRINT_TEXT`]).
 ///
@@ -171,7 +172,12 @@ impl<'a> Reader<'a> {
     }
 
     pub(crate) fn corrupt(&self, what: impl std::fmt::Display) -> Error {
-        Error::IndexCorrupt(format!("section {}: {what} (at byte {} of {})", self.section, self.pos, self.bytes.len()))
+        Error::IndexCorrupt(format!(
+            "section {}: {what} (at byte {} of {})",
+            self.section,
+            self.pos,
+            self.bytes.len()
+        ))
     }
 
     fn remaining(&self) -> usize {
@@ -201,7 +207,9 @@ impl<'a> Reader<'a> {
     pub(crate) fn count(&mut self, min_item_bytes: usize) -> Result<usize> {
         let n = self.u32()? as usize;
         if n.saturating_mul(min_item_bytes.max(1)) > self.remaining() {
-            return Err(self.corrupt(format!("a count of {n} items exceeds the {} bytes left", self.remaining())));
+            return Err(
+                self.corrupt(format!("a count of {n} items exceeds the {} bytes left", self.remaining()))
+            );
         }
         Ok(n)
     }
@@ -262,7 +270,8 @@ pub(crate) fn assemble(sections: &[(SectionKind, Vec<u8>)]) -> Result<Vec<u8>> {
 /// is unknown, sections overlap or bytes follow the last one.
 pub(crate) fn split(bytes: &[u8]) -> Result<Vec<(SectionKind, &[u8])>> {
     let have = bytes.len();
-    let truncated = |needed: usize, what: &str| Error::IndexTruncated { needed, have, what: what.to_string() };
+    let truncated =
+        |needed: usize, what: &str| Error::IndexTruncated { needed, have, what: what.to_string() };
     let magic_len = have.min(MAGIC.len());
     if bytes[..magic_len] != MAGIC[..magic_len] {
         return Err(Error::NotAnIndex);

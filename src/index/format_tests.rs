@@ -17,7 +17,9 @@ fn sample() -> (Index, Rc<dyn Embedder>, Vec<String>) {
     let questions: Vec<String> = std::fs::read_to_string(format!("{dir}/questions.jsonl"))
         .unwrap()
         .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["question"].as_str().unwrap().to_string())
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["question"].as_str().unwrap().to_string()
+        })
         .collect();
     let mut index = Index::build(corpus, &IndexConfig::default()).unwrap();
     let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm().unwrap());

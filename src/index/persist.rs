@@ -183,9 +183,12 @@ impl Index {
             let rows = r.u32()? as usize;
             let stored = r.u32()?;
             if rows != index.corpus.len() || dim == 0 {
-                return Err(r.corrupt(format!("{rows} rows of dimension {dim} for {} passages", index.corpus.len())));
+                return Err(
+                    r.corrupt(format!("{rows} rows of dimension {dim} for {} passages", index.corpus.len()))
+                );
             }
-            let payload = if recompute { Some(4) } else { rows.checked_mul(dim).and_then(|c| c.checked_mul(4)) };
+            let payload =
+                if recompute { Some(4) } else { rows.checked_mul(dim).and_then(|c| c.checked_mul(4)) };
             if payload != Some(body.len() - 14) {
                 return Err(r.corrupt("the vectors' length does not match rows × dimension"));
             }
@@ -223,9 +226,8 @@ impl Index {
             let mut r = Reader::new(body, "graph");
             let slot = r.u8()?;
             let slot = slot_of(slot).ok_or_else(|| r.corrupt(format!("unknown embedder slot {slot}")))?;
-            let embedder = index.dense(slot).map(|d| d.embedder().clone()).ok_or_else(|| Error::MissingEmbedder {
-                method: "hipporag".into(),
-                embedder: slot.name().into(),
+            let embedder = index.dense(slot).map(|d| d.embedder().clone()).ok_or_else(|| {
+                Error::MissingEmbedder { method: "hipporag".into(), embedder: slot.name().into() }
             })?;
             let graph = Graph::read_from(&mut r, index.corpus.passages(), embedder.as_ref(), progress)?;
             let mut report: GraphBuildReport = serde_json::from_slice(one(SectionKind::GraphReport)?)
