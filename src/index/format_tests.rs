@@ -210,3 +210,28 @@ fn native_bytes_match_the_committed_digest() {
     let want = std::fs::read_to_string(path).unwrap_or_default();
     assert_eq!(digest, want.trim(), "update {path} only if the format changed on purpose");
 }
+
+#[test]
+fn forged_bodies_never_panic() {
+    // Bytes changed *with* valid checksums (a forged or buggy writer): every section's body is
+    // damaged at about 20 places each, and the loader must return (an error or an index), never
+    // panic or allocate without bound.
+    let (index, e, _) = sample();
+    let bytes = index.to_bytes().unwrap();
+    let sections: Vec<(super::format::SectionKind, Vec<u8>)> =
+        super::format::split(&bytes).unwrap().into_iter().map(|(k, b)| (k, b.to_vec())).collect();
+    let mut tried = 0;
+    for s in 0..sections.len() {
+        let len = sections[s].1.len();
+        for at in (0..len).step_by((len / 20).max(1)) {
+            for flip in [0x01u8, 0xFF] {
+                let mut forged = sections.clone();
+                forged[s].1[at] ^= flip;
+                let file = super::format::assemble(&forged).unwrap();
+                let _ = load(&file, &e);
+                tried += 1;
+            }
+        }
+    }
+    assert!(tried > 150, "{tried}");
+}
