@@ -439,7 +439,7 @@ fn collect(root: &Path, dir: &Path, skip: &[PathBuf], out: &mut Vec<PathBuf>) ->
             continue;
         }
         let canonical = path.canonicalize().unwrap_or_else(|_| path.clone());
-        if skip.iter().any(|s| *s == canonical) {
+        if skip.contains(&canonical) {
             continue;
         }
         let ft = entry.file_type().map_err(io)?;
