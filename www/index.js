@@ -1139,6 +1139,7 @@ function renderSavedControls() {
   el.shareLink.disabled = !(idle && built);
   el.importIndex.disabled = !idle;
   el.importLabel.classList.toggle('disabled', !idle);
+  for (const b of el.savedList.querySelectorAll('button.saved-open')) b.disabled = !idle;
 }
 
 async function renderSavedList() {
@@ -1162,9 +1163,9 @@ async function renderSavedList() {
     meta.textContent = `${fmt(r.passages)} passages · ${bytes(r.size)} · ${new Date(r.date).toLocaleString()}`;
     const open = document.createElement('button');
     open.type = 'button';
-    open.className = 'small';
+    open.className = 'small saved-open';
     open.textContent = 'Open';
-    open.disabled = state.busy;
+    open.disabled = !state.started || state.busy;
     open.addEventListener('click', async () => {
       const rec = await dbDo('readonly', (store) => store.get(r.key));
       if (rec) requestIndex({ type: 'load-index', bytes: rec.bytes, name: rec.name });

@@ -169,3 +169,49 @@ test('?index=URL opens a served index file (gzip)', { timeout: 180_000 }, async 
   assert.deepEqual(opened.errors, []);
   await opened.context.close();
 });
+
+test('a saved index keeps the knowledge graph: a new page opens it ready for CatRAG, with the same ranking', { timeout: 240_000 }, async () => {
+  const question = 'Which hotel houses the Playboy Club?';
+  const { page, context, errors } = await openPage();
+  await status(page, DEMO_STATUS, 'the demo corpus should load');
+  await page.fill('#query', question);
+  await page.selectOption('#method', 'catrag');
+  await page.click('#search');
+  await page.waitForFunction(
+    (q) => document.getElementById('results').dataset.query === q && document.getElementById('results').dataset.method === 'catrag',
+    question,
+    { timeout: WAIT },
+  );
+  const want = await page.$$eval('#results .hit .hit-id', (xs) => xs.map((x) => x.textContent));
+  const graphInfo = (await page.textContent('#graph-info')).trim();
+  await page.click('#save-index');
+  await page.waitForFunction(() => document.querySelectorAll('#saved-list li').length === 1, null, { timeout: WAIT });
+  await page.close();
+
+  // Same browser profile (IndexedDB), new page and worker: no embedder, no graph yet.
+  const fresh = await context.newPage();
+  fresh.on('pageerror', (e) => errors.push(e.message));
+  const requests = [];
+  fresh.on('request', (r) => requests.push(new URL(r.url()).pathname));
+  await fresh.goto(server.url);
+  await status(fresh, DEMO_STATUS, 'the demo corpus should load in the new page');
+  await fresh.waitForFunction(() => document.querySelectorAll('#saved-list li').length === 1, null, { timeout: WAIT });
+  await fresh.click('#saved-list li button:text("Open")');
+  await fresh.waitForFunction(() => !document.getElementById('graph-info').hidden, null, { timeout: WAIT });
+  // The graph came from the file (same counts); the static embedder was fetched for it.
+  assert.equal((await fresh.textContent('#graph-info')).trim(), graphInfo);
+  assert.ok(requests.some((p) => p.endsWith('static-minilm.bin')), 'the graph needs the static embedder');
+  await fresh.fill('#query', question);
+  await fresh.selectOption('#method', 'catrag');
+  await fresh.click('#search');
+  await fresh.waitForFunction(
+    (q) => document.getElementById('results').dataset.query === q && document.getElementById('results').dataset.method === 'catrag',
+    question,
+    { timeout: WAIT },
+  );
+  assert.deepEqual(await fresh.$$eval('#results .hit .hit-id', (xs) => xs.map((x) => x.textContent)), want);
+  await fresh.click('#saved-list li button:text("Delete")');
+  await fresh.waitForFunction(() => document.querySelectorAll('#saved-list li').length === 0, null, { timeout: WAIT });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
