@@ -208,7 +208,13 @@ fn native_bytes_match_the_committed_digest() {
     let digest = format!("{} {:08x}", bytes.len(), crc32fast::hash(&bytes));
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/hotpot-sample/index.digest");
     let want = std::fs::read_to_string(path).unwrap_or_default();
-    assert_eq!(digest, want.trim(), "update {path} only if the format changed on purpose");
+    assert_eq!(
+        digest,
+        want.trim(),
+        "the index bytes of the hotpot sample changed: when that is on purpose (a format change, or a \
+         change to BM25's configuration, the static embedder, OpenIE or the graph builder), write \
+         the new digest to {path}; the wasm suite checks the same file"
+    );
 }
 
 #[test]
