@@ -1266,15 +1266,27 @@ function startFromLocation() {
   }
   startWorker({ loadDemo: false });
   if (indexUrl) {
-    const name = decodeURIComponent(indexUrl.split('/').pop() || 'shared index');
+    const last = indexUrl.split(/[?#]/)[0].split('/').pop();
+    let name = last || 'shared index';
+    try {
+      name = decodeURIComponent(name);
+    } catch {
+      // a name with a stray '%' is shown as it is
+    }
     requestIndex({ type: 'load-index-url', url: indexUrl, name });
     return;
   }
   (async () => {
-    const text = new TextDecoder().decode(await pipeBytes(fromBase64Url(shared), new DecompressionStream('deflate-raw')));
+    let text;
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(await pipeBytes(fromBase64Url(shared), new DecompressionStream('deflate-raw')));
+    } catch {
+      // atob's and DecompressionStream's own messages ("Failed to fetch") say nothing useful here.
+      throw new Error('the link is incomplete or damaged; was it cut short when it was copied?');
+    }
     requestIndex({ type: 'index-files', files: [{ name: 'shared corpus.jsonl', text }], replace: true });
   })().catch((err) => {
-    showError(`The shared corpus in this link could not be read (${err.message}); the demo corpus is loaded instead.`);
+    showError(`The shared corpus in this link could not be read: ${err.message} The demo corpus is loaded instead.`);
     requestIndex({ type: 'load-demo', replace: true });
   });
 }

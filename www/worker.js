@@ -623,7 +623,15 @@ async function gunzip(bytes) {
  */
 async function loadIndexBytes(bytes, name, extraTiming = {}) {
   const t0 = now();
-  const raw = isGzip(bytes) ? await gunzip(bytes) : bytes;
+  let raw = bytes;
+  if (isGzip(bytes)) {
+    try {
+      raw = await gunzip(bytes);
+    } catch {
+      // Chromium's DecompressionStream says only "Failed to fetch" here.
+      throw new Error('the gzip data is truncated or damaged');
+    }
+  }
   const inflateMs = now() - t0;
   const report = progressPoster(() => 'loading-index');
   let target = newEngine();
@@ -686,7 +694,12 @@ async function handleIndexFile(msg) {
         if (msg.type === 'load-index-url') {
           const t0 = now();
           const url = new URL(String(msg.url), self.location.href);
-          const resp = await fetch(url, { mode: 'cors', credentials: 'omit' });
+          let resp;
+          try {
+            resp = await fetch(url, { mode: 'cors', credentials: 'omit' });
+          } catch {
+            throw new Error(`could not download ${url}: the server cannot be reached, or it does not allow other sites to read the file (CORS)`);
+          }
           if (!resp.ok) throw new Error(`could not download ${url} (${resp.status} ${resp.statusText})`);
           bytes = new Uint8Array(await resp.arrayBuffer());
           extra.fetchMs = now() - t0;
@@ -694,7 +707,11 @@ async function handleIndexFile(msg) {
         if (!(bytes instanceof Uint8Array)) bytes = new Uint8Array(bytes);
         await loadIndexBytes(bytes, name, extra);
       } catch (err) {
-        postError(msg.type, err);
+        // Name the file, and say that what was loaded before is still there.
+        const wrapped = err instanceof WebAssembly.RuntimeError
+          ? err
+          : new Error(`${name} could not be opened: ${message(err)}. The current corpus is unchanged.`);
+        postError(msg.type, wrapped);
         post({ type: 'ready', stats: stats(), ...methodsInfo(), changed: false, timing: null });
       }
       return;

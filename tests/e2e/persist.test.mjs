@@ -215,3 +215,48 @@ test('a saved index keeps the knowledge graph: a new page opens it ready for Cat
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('broken inputs say what is wrong: a cut-off share link, a truncated gzip file, an unreachable or odd ?index=', { timeout: 180_000 }, async () => {
+  const errorText = (page) => page.waitForFunction(() => !document.getElementById('error').hidden, null, { timeout: WAIT })
+    .then(() => page.textContent('#error-message'));
+
+  // A share link cut short (as chat apps do): said so, and the demo loads instead.
+  const { page, context, errors } = await openPage();
+  await status(page, DEMO_STATUS, 'the demo corpus should load');
+  await pasteReplace(page, PASTED, 'notes');
+  await status(page, /^3 passages\b/, 'the pasted text should replace the corpus');
+  await page.click('#share-link');
+  await page.waitForFunction(() => !document.getElementById('share-url').hidden, null, { timeout: WAIT });
+  const link = await page.inputValue('#share-url');
+
+  // A truncated .cairn.gz: named, with the gzip problem, and the corpus stays.
+  const [download] = await Promise.all([page.waitForEvent('download'), page.click('#export-index')]);
+  const raw = path.join(files, 'notes.cairn');
+  await download.saveAs(raw);
+  const cut = path.join(files, 'cut.cairn.gz');
+  fs.writeFileSync(cut, zlib.gzipSync(fs.readFileSync(raw)).subarray(0, 200));
+  await page.setInputFiles('#import-index', cut);
+  assert.equal(
+    await errorText(page),
+    'cut.cairn.gz could not be opened: the gzip data is truncated or damaged. The current corpus is unchanged.',
+  );
+  await status(page, /^3 passages\b/, 'the corpus should stay after a refused file');
+  assert.deepEqual(errors, []);
+  await context.close();
+
+  const short = await openPage(link.slice(0, link.length - 12));
+  assert.match(await errorText(short.page), /^The shared corpus in this link could not be read: the link is incomplete or damaged; was it cut short/);
+  await status(short.page, DEMO_STATUS, 'the demo corpus should load instead');
+  assert.deepEqual(short.errors, []);
+  await short.context.close();
+
+  // ?index= on a server that cannot be reached, and a file name with a stray '%'.
+  const far = await openPage(`${server.url}?index=${encodeURIComponent('http://127.0.0.1:9/x.cairn')}`);
+  assert.match(await errorText(far.page), /^x\.cairn could not be opened: could not download http:\/\/127\.0\.0\.1:9\/x\.cairn: the server cannot be reached, or it does not allow other sites/);
+  assert.deepEqual(far.errors, []);
+  await far.context.close();
+  const odd = await openPage(`${server.url}?index=${encodeURIComponent('/test-files/100%.cairn')}`);
+  assert.match(await errorText(odd.page), /^100%\.cairn could not be opened: could not download /);
+  assert.deepEqual(odd.errors, [], 'a stray % must not stop the page');
+  await odd.context.close();
+});
