@@ -376,29 +376,135 @@ fn front_matter(md: &str) -> (Option<String>, &str) {
     (title, body)
 }
 
+/// What [`read_site`] read: the passages, how many pages, and what a site owner should know
+/// about (pages read with another encoding, skipped, or without any text to index).
+#[derive(Debug, Default)]
+pub struct SitePages {
+    /// Every page's passages, pages in path order.
+    pub passages: Vec<Passage>,
+    /// Pages found (including skipped and empty ones).
+    pub pages: usize,
+    /// One line per page worth a warning, path first.
+    pub warnings: Vec<String>,
+}
+
+/// Labels of the encodings that browsers decode as Windows-1252 (the WHATWG Encoding standard).
+const WINDOWS_1252_LABELS: &[&str] = &[
+    "ansi_x3.4-1968",
+    "ascii",
+    "cp1252",
+    "cp819",
+    "csisolatin1",
+    "ibm819",
+    "iso-8859-1",
+    "iso-ir-100",
+    "iso8859-1",
+    "iso88591",
+    "iso_8859-1",
+    "iso_8859-1:1987",
+    "l1",
+    "latin1",
+    "us-ascii",
+    "windows-1252",
+    "x-cp1252",
+];
+
+/// Windows-1252's characters for the bytes 0x80–0x9F (the rest are their own code point).
+const WINDOWS_1252_HIGH: [char; 32] = [
+    '€', '\u{81}', '‚', 'ƒ', '„', '…', '†', '‡', 'ˆ', '‰', 'Š', '‹', 'Œ', '\u{8D}', 'Ž', '\u{8F}', '\u{90}',
+    '‘', '’', '“', '”', '•', '–', '—', '˜', '™', 'š', '›', 'œ', '\u{9D}', 'ž', 'Ÿ',
+];
+
+/// The charset a page declares in its first 1024 bytes (`<meta charset=…>` or
+/// `content="…; charset=…"`), lower case.
+fn declared_charset(bytes: &[u8]) -> Option<String> {
+    let head = String::from_utf8_lossy(&bytes[..bytes.len().min(1024)]).to_ascii_lowercase();
+    let at = head.find("charset=")? + "charset=".len();
+    let value: String = head[at..]
+        .trim_start_matches(['"', '\'', ' '])
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || "-_.:".contains(*c))
+        .collect();
+    Some(value).filter(|v| !v.is_empty())
+}
+
+/// A page's text and, when it was not plain UTF-8, a note: UTF-8 (a byte-order mark dropped);
+/// a page declaring UTF-8 with invalid bytes has them replaced; else Windows-1252 when the page
+/// declares it (or a Latin-1 alias, as browsers read those) or declares nothing, which is what a
+/// browser falls back to. `Err` names an encoding this reader does not decode (the page is
+/// skipped).
+fn decode_page(bytes: Vec<u8>) -> std::result::Result<(String, Option<&'static str>), String> {
+    let bytes = match bytes.strip_prefix(b"\xEF\xBB\xBF") {
+        Some(rest) => rest.to_vec(),
+        None => bytes,
+    };
+    let bytes = match String::from_utf8(bytes) {
+        Ok(text) => return Ok((text, None)),
+        Err(e) => e.into_bytes(),
+    };
+    if bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF") {
+        return Err("UTF-16".into());
+    }
+    match declared_charset(&bytes) {
+        Some(label) if label == "utf-8" || label == "utf8" => Ok((
+            String::from_utf8_lossy(&bytes).into_owned(),
+            Some("declares UTF-8 but is not valid UTF-8: the invalid bytes were replaced"),
+        )),
+        Some(label) if !WINDOWS_1252_LABELS.contains(&label.as_str()) => Err(label),
+        _ => {
+            let text = bytes
+                .iter()
+                .map(|&b| {
+                    if (0x80..0xA0).contains(&b) {
+                        WINDOWS_1252_HIGH[usize::from(b - 0x80)]
+                    } else {
+                        char::from(b)
+                    }
+                })
+                .collect();
+            Ok((text, Some("not UTF-8: read as Windows-1252 (Latin-1), as a browser would")))
+        }
+    }
+}
+
 /// Every `.html`, `.htm`, `.md` and `.markdown` page under `root` as passages (module docs),
 /// pages in path order. Hidden entries (`.…`), `node_modules` and the folders in `skip` (the
 /// output folder) are not read. `base_url` prefixes every URL (`/` for a site at the domain's
-/// root; `/docs/` for one under a path).
+/// root; `/docs/` for one under a path). A page that is not UTF-8 is read as Windows-1252 when
+/// it declares that (or a Latin-1 alias) or no charset, and skipped when it declares another;
+/// both, and pages without any text to index, are listed in [`SitePages::warnings`].
 ///
 /// # Errors
 /// [`Error::Io`] when a folder or page cannot be read; [`Error::Dataset`] when `root` holds no
-/// page or a page is not UTF-8.
-pub fn read_site(root: &Path, base_url: &str, skip: &[PathBuf]) -> Result<Vec<Passage>> {
+/// page.
+pub fn read_site(root: &Path, base_url: &str, skip: &[PathBuf]) -> Result<SitePages> {
     let mut files = Vec::new();
     collect(root, root, skip, &mut files)?;
     files.sort();
     let mut out = Vec::new();
+    let mut warnings = Vec::new();
     let mut seen = HashMap::new();
     let base = if base_url.ends_with('/') { base_url.to_string() } else { format!("{base_url}/") };
     for rel in &files {
         let path = root.join(rel);
         let bytes =
             std::fs::read(&path).map_err(|source| Error::Io { path: path.display().to_string(), source })?;
-        let text = String::from_utf8(bytes).map_err(|_| Error::Dataset {
-            path: path.display().to_string(),
-            message: "not UTF-8 text".into(),
-        })?;
+        let text = match decode_page(bytes) {
+            Ok((text, note)) => {
+                if let Some(note) = note {
+                    warnings.push(format!("{}: {note}", path.display()));
+                }
+                text
+            }
+            Err(charset) => {
+                warnings.push(format!(
+                    "{}: skipped: not UTF-8, and its encoding ({charset}) is not one `cairn index` reads; save it as UTF-8",
+                    path.display()
+                ));
+                continue;
+            }
+        };
+        let before = out.len();
         let rel_str: Vec<String> =
             rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
         let rel_str = rel_str.join("/");
@@ -419,6 +525,9 @@ pub fn read_site(root: &Path, base_url: &str, skip: &[PathBuf]) -> Result<Vec<Pa
         } else {
             html_into(&text, &url, &stem, &mut out, &mut seen);
         }
+        if out.len() == before {
+            warnings.push(format!("{}: no text to index", path.display()));
+        }
     }
     if files.is_empty() {
         return Err(Error::Dataset {
@@ -426,7 +535,7 @@ pub fn read_site(root: &Path, base_url: &str, skip: &[PathBuf]) -> Result<Vec<Pa
             message: "no .html, .htm, .md or .markdown page found".into(),
         });
     }
-    Ok(out)
+    Ok(SitePages { passages: out, pages: files.len(), warnings })
 }
 
 fn collect(root: &Path, dir: &Path, skip: &[PathBuf], out: &mut Vec<PathBuf>) -> Result<()> {
@@ -527,13 +636,53 @@ mod tests {
         std::fs::write(dir.join("cairn/skip.html"), "<p>never</p>").unwrap();
         std::fs::write(dir.join("notes.txt"), "not a page").unwrap();
         let skip = vec![dir.join("cairn").canonicalize().unwrap()];
-        let got = read_site(&dir, "/", &skip).unwrap();
+        let got = read_site(&dir, "/", &skip).unwrap().passages;
         let ids: Vec<&str> = got.iter().map(|p| p.id.as_str()).collect();
         assert_eq!(ids, vec!["/docs/a%20b.html#a", "/"]);
         assert_eq!(got[0].text, "Alpha.");
         let empty = dir.join("docs-empty");
         std::fs::create_dir_all(&empty).unwrap();
         assert!(matches!(read_site(&empty, "/", &[]), Err(Error::Dataset { .. })));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn pages_in_other_encodings_are_read_or_skipped_with_a_warning_not_an_error() {
+        let dir = std::env::temp_dir().join(format!("cairn-site-enc-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        // Latin-1 declared, Windows-1252 (0x80 is €) undeclared, Shift_JIS declared, UTF-8
+        // declared with one stray byte, an empty page and a Markdown page with a byte-order mark.
+        std::fs::write(
+            dir.join("a-latin1.html"),
+            b"<meta charset=\"iso-8859-1\"><title>Caf\xe9</title><p>Qualit\xe9 sup\xe9rieure.</p>",
+        )
+        .unwrap();
+        std::fs::write(dir.join("b-cp1252.html"), b"<p>Prix: 5 \x80, \x93cit\xe9\x94.</p>").unwrap();
+        std::fs::write(dir.join("c-sjis.html"), b"<meta charset=Shift_JIS><p>\x93\xfa\x96\x7b</p>").unwrap();
+        std::fs::write(dir.join("d-stray.html"), b"<meta charset=utf-8><p>ok \xff ok</p>").unwrap();
+        std::fs::write(dir.join("e-empty.html"), b"").unwrap();
+        std::fs::write(dir.join("f-bom.md"), b"\xEF\xBB\xBF---\ntitle: Bom\n---\nBody.").unwrap();
+        let got = read_site(&dir, "/", &[]).unwrap();
+        let rows: Vec<(&str, &str, &str)> =
+            got.passages.iter().map(|p| (p.id.as_str(), p.title.as_str(), p.text.as_str())).collect();
+        assert_eq!(
+            rows,
+            vec![
+                ("/a-latin1.html", "Café", "Qualité supérieure."),
+                ("/b-cp1252.html", "b-cp1252", "Prix: 5 €, “cité”."),
+                ("/d-stray.html", "d-stray", "ok \u{FFFD} ok"),
+                ("/f-bom.html", "Bom", "Body."),
+            ]
+        );
+        assert_eq!(got.pages, 6);
+        let w = got.warnings.join("\n");
+        assert_eq!(got.warnings.len(), 5, "{w}");
+        assert!(w.contains("a-latin1.html: not UTF-8: read as Windows-1252"), "{w}");
+        assert!(w.contains("b-cp1252.html: not UTF-8: read as Windows-1252"), "{w}");
+        assert!(w.contains("c-sjis.html: skipped: not UTF-8, and its encoding (shift_jis)"), "{w}");
+        assert!(w.contains("d-stray.html: declares UTF-8 but is not valid UTF-8"), "{w}");
+        assert!(w.contains("e-empty.html: no text to index"), "{w}");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

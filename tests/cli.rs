@@ -350,3 +350,47 @@ fn index_subcommand_writes_a_loadable_deterministic_site_bundle() {
     );
     std::fs::remove_dir_all(&tmp).unwrap();
 }
+
+/// `cairn index` on a site folder: a page that is not UTF-8 or has no text is a warning on
+/// stderr, not the end of the run; a site with no text at all, or a file given as the site,
+/// is a one-line error that says so.
+#[test]
+fn index_site_warns_about_odd_pages_and_refuses_a_site_without_text() {
+    let tmp = std::env::temp_dir().join(format!("cairn-cli-site-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let pkg = tmp.join("pkg");
+    let site = tmp.join("site");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::create_dir_all(site.join("blog")).unwrap();
+    std::fs::write(pkg.join("cairn.js"), "// stand-in").unwrap();
+    std::fs::write(pkg.join("cairn_bg.wasm"), b"\0asm").unwrap();
+    std::fs::write(site.join("index.html"), "<title>Home</title><p>Welcome home.</p>").unwrap();
+    std::fs::write(site.join("blog/old.html"), b"<p>Caf\xe9 cr\xe8me.</p>").unwrap();
+    std::fs::write(site.join("blog/empty.html"), b"").unwrap();
+    let (s, p) = (site.to_str().unwrap(), pkg.to_str().unwrap());
+    let out = site.join("cairn");
+    let (code, stdout, err) = cairn(&["index", s, "--out", out.to_str().unwrap(), "--pkg", p, "--no-dense"]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(lines[0].starts_with("warning: ") && lines[0].contains("empty.html: no text to index"), "{err}");
+    assert!(lines[1].contains("old.html: not UTF-8: read as Windows-1252"), "{err}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!((report["pages"].as_u64(), report["warnings"].as_u64()), (Some(3), Some(2)), "{report}");
+    assert_eq!(report["passages"], 2);
+
+    let blank = tmp.join("blank");
+    std::fs::create_dir_all(&blank).unwrap();
+    std::fs::write(blank.join("a.html"), "<nav>menu only</nav>").unwrap();
+    let out = tmp.join("out");
+    let out = out.to_str().unwrap();
+    let (code, _, err) = cairn(&["index", blank.to_str().unwrap(), "--out", out, "--pkg", p]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("a.html: no text to index"), "{err}");
+    assert!(err.trim_end().ends_with("no page has any text to index (1 read)"), "{err}");
+    one_line_error(
+        &["index", site.join("index.html").to_str().unwrap(), "--out", out, "--pkg", p],
+        "index.html: not a folder (give the folder of the built site)",
+    );
+    std::fs::remove_dir_all(&tmp).unwrap();
+}

@@ -529,14 +529,33 @@ mod cli {
                 ));
             }
         }
+        if let Some(site) = &a.site {
+            if !site.is_dir() {
+                return Err(format!("{}: not a folder (give the folder of the built site)", site.display()));
+            }
+        }
         std::fs::create_dir_all(&a.out).map_err(|e| format!("{}: {e}", a.out.display()))?;
         let clock = Instant::now();
+        let mut pages = None;
+        let mut warnings = Vec::new();
         let corpus = match (&a.site, &a.jsonl) {
             (Some(site), None) => {
                 let skip = vec![a.out.canonicalize().map_err(|e| format!("{}: {e}", a.out.display()))?];
-                let passages = cairn::site::read_site(site, &a.base_url, &skip).map_err(|e| e.to_string())?;
+                let read = cairn::site::read_site(site, &a.base_url, &skip).map_err(|e| e.to_string())?;
+                for w in &read.warnings {
+                    eprintln!("warning: {w}");
+                }
+                if read.passages.is_empty() {
+                    return Err(format!(
+                        "{}: no page has any text to index ({} read)",
+                        site.display(),
+                        read.pages
+                    ));
+                }
+                pages = Some(read.pages);
+                warnings = read.warnings;
                 let mut c = Corpus::new();
-                c.extend(passages).map_err(|e| e.to_string())?;
+                c.extend(read.passages).map_err(|e| e.to_string())?;
                 c
             }
             (None, Some(path)) => load_corpus(path)?,
@@ -615,6 +634,8 @@ mod cli {
             "{}",
             json!({
                 "out": a.out.display().to_string(),
+                "pages": pages,
+                "warnings": warnings.len(),
                 "passages": stats.passages,
                 "text_bytes": stats.text_bytes,
                 "index_bytes": bytes.len(),
