@@ -12,12 +12,27 @@ import init, { Engine } from './cairn.js';
 
 const here = new URL('.', import.meta.url);
 
+/** The response at `url`, or an error that names the file (HTTP status or network failure). */
+async function fetchOk(url) {
+  let resp;
+  try {
+    resp = await fetch(url);
+  } catch (err) {
+    throw new Error(`${url} could not be downloaded (${err.message})`);
+  }
+  if (!resp.ok) throw new Error(`${url}: HTTP ${resp.status}${resp.status === 404 ? ' (not found: was "cairn index --out" run into this folder?)' : ''}`);
+  return resp;
+}
+
 /** The bytes at `url`, inflated when they are gzip (the index is shipped as `index.cairn.gz`). */
 export async function fetchIndexBytes(url) {
-  const resp = await fetch(url);
-  if (!resp.ok) throw new Error(`${url}: HTTP ${resp.status}`);
-  const bytes = new Uint8Array(await resp.arrayBuffer());
-  return isGzip(bytes) ? gunzip(bytes) : bytes;
+  const bytes = new Uint8Array(await (await fetchOk(url)).arrayBuffer());
+  if (!isGzip(bytes)) return bytes;
+  try {
+    return await gunzip(bytes);
+  } catch (err) {
+    throw new Error(`${url}: the gzip data is truncated or damaged`);
+  }
 }
 
 /** Whether `bytes` start with gzip's magic number (a server may already have inflated them). */
@@ -40,15 +55,22 @@ export async function gunzip(bytes) {
  */
 export async function openIndex({ base = here, method } = {}) {
   const t0 = performance.now();
-  const manifest = await (await fetch(new URL('manifest.json', base))).json();
+  const manifestUrl = new URL('manifest.json', base);
+  let manifest;
+  try {
+    manifest = await (await fetchOk(manifestUrl)).json();
+  } catch (err) {
+    throw err instanceof SyntaxError ? new Error(`${manifestUrl} is not JSON (${err.message})`) : err;
+  }
   method = method || manifest.default_method || 'bm25';
   const needsEmbedder = method !== 'bm25' || manifest.graph;
   const embedderFiles = needsEmbedder && manifest.embedder
     ? Promise.all([
-      fetch(new URL(manifest.embedder.table, base)).then((r) => r.arrayBuffer()),
-      fetch(new URL(manifest.embedder.vocab, base)).then((r) => r.text()),
+      fetchOk(new URL(manifest.embedder.table, base)).then((r) => r.arrayBuffer()),
+      fetchOk(new URL(manifest.embedder.vocab, base)).then((r) => r.text()),
     ])
     : null;
+  embedderFiles?.catch(() => {}); // awaited below; this only keeps an early failure from being "unhandled"
   const [, bytes] = await Promise.all([
     init({ module_or_path: new URL('cairn_bg.wasm', base) }),
     fetchIndexBytes(new URL(manifest.index, base)),

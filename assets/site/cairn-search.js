@@ -5,7 +5,8 @@
 //
 // Optional attributes on the div: data-method="bm25|dense|hybrid|hipporag|catrag" (default: the
 // manifest's), data-k="8", data-placeholder="Search this site". The engine and the index are
-// loaded on the first focus of (or typing in) the box, not with the page.
+// loaded on the first focus of (or typing in) the box, not with the page. Keys: Enter searches at
+// once, the arrow keys move between the box and the results, Escape clears them.
 
 import { openIndex, linkOf } from './cairn-loader.js';
 
@@ -95,8 +96,17 @@ if (root) {
       return;
     }
     const t0 = performance.now();
-    const hits = cairn.search(q, { k });
+    let hits;
+    try {
+      // Twice as many as shown: the parts of one long section share a link and are shown once.
+      hits = cairn.search(q, { k: 2 * k });
+    } catch (err) {
+      status.textContent = `Search failed: ${err.message}`;
+      return;
+    }
     root.dataset.searchMs = String(performance.now() - t0);
+    const seen = new Set();
+    hits = hits.filter((h) => !seen.has(linkOf(h.id)) && seen.add(linkOf(h.id))).slice(0, k);
     status.textContent = hits.length ? '' : 'No results.';
     for (const h of hits) {
       const li = el('li');
@@ -118,6 +128,25 @@ if (root) {
     if (e.key === 'Enter') {
       clearTimeout(timer);
       run();
+    }
+  });
+  // Arrow keys move between the box and the result links; Escape clears both and returns to the box.
+  root.addEventListener('keydown', (e) => {
+    const links = [...list.querySelectorAll('a')];
+    const at = links.indexOf(document.activeElement);
+    if (e.key === 'ArrowDown' && links.length) {
+      e.preventDefault();
+      links[Math.min(at + 1, links.length - 1)].focus();
+    } else if (e.key === 'ArrowUp' && at >= 0) {
+      e.preventDefault();
+      (at === 0 ? input : links[at - 1]).focus();
+    } else if (e.key === 'Escape' && (at >= 0 || input.value)) {
+      e.preventDefault();
+      clearTimeout(timer);
+      input.value = '';
+      list.replaceChildren();
+      status.textContent = '';
+      input.focus();
     }
   });
 }

@@ -139,3 +139,90 @@ test('the widget loads lazily, ranks as native BM25 and links to page#heading', 
   assert.deepEqual(errors, []);
   await context.close();
 });
+
+test('a hand-made site: a Latin-1 page, unicode file names and anchors, one result per link, keys, a missing index', async () => {
+  // Its own small site (the one above must keep its BM25 statistics).
+  const own = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-site2-'));
+  const widget = '<div id="cairn-search"></div><script type="module" src="/cairn/cairn-search.js"></script>';
+  const chrome = (body) => `<!doctype html><html><head><meta charset="utf-8"><title>T</title></head><body><nav>${CANARY}</nav>${body}${widget}</body></html>`;
+  fs.mkdirSync(path.join(own, 'docs'));
+  fs.writeFileSync(path.join(own, 'index.html'), chrome('<main><h1>Home</h1><p>Welcome.</p></main>'));
+  fs.writeFileSync(
+    path.join(own, 'docs', 'café notes.html'),
+    chrome('<main><h1>Notes</h1><h2 id="été">Offres d\'été</h2><p>Les patins à réaction sont en promotion.</p></main>'),
+  );
+  // Windows-1252 bytes, no charset declared: read as a browser reads it, with a warning.
+  fs.writeFileSync(path.join(own, 'latin1.html'), Buffer.from('<title>Ancien</title><p>Qualit\xe9 sup\xe9rieure des enclumes.</p>', 'latin1'));
+  // One section longer than a passage: two passages share its link, the widget shows it once.
+  const para = (w) => `<p>${`${w} `.repeat(180)}</p>`;
+  fs.writeFileSync(path.join(own, 'long.html'), chrome(`<main><h2 id="part">Part</h2>${para('quirkword filler')}${para('quirkword padding')}</main>`));
+  fs.writeFileSync(path.join(own, 'empty.html'), '');
+  const run = spawnSync(
+    'cargo',
+    ['run', '--quiet', '--bin', 'cairn', '--', 'index', own, '--out', path.join(own, 'cairn'), '--no-dense'],
+    { cwd: root, encoding: 'utf8' },
+  );
+  assert.equal(run.status, 0, `cairn index failed: ${run.stderr}`);
+  assert.match(run.stderr, /latin1\.html: not UTF-8: read as Windows-1252/);
+  assert.match(run.stderr, /empty\.html: no text to index/);
+  const report = JSON.parse(run.stdout);
+  assert.equal(report.pages, 5);
+  assert.equal(report.warnings, 2);
+
+  const ownServer = await serve({ dir: own, port: 0 });
+  const context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
+  try {
+    const tab = await context.newPage();
+    const errors = [];
+    tab.on('pageerror', (e) => errors.push(e.message));
+    await tab.goto(ownServer.url);
+    const input = tab.locator('#cairn-search input');
+    const hrefs = () => tab.$$eval('#cairn-search li a', (as) => as.map((a) => a.getAttribute('href')));
+    const search = async (q) => {
+      await input.fill(q);
+      await input.press('Enter');
+      await tab.waitForFunction(
+        () => document.querySelectorAll('#cairn-search li a').length > 0 || /No results/.test(document.querySelector('#cairn-search .cairn-status').textContent),
+        null,
+        { timeout: WAIT },
+      );
+      return hrefs();
+    };
+    assert.deepEqual(await search('qualité enclumes'), ['/latin1.html']);
+    assert.deepEqual(await search('quirkword'), ['/long.html#part'], 'one result per link');
+
+    // Keys: ArrowDown to the first result, ArrowUp back to the box, Escape clears.
+    assert.deepEqual(await search('patins réaction'), ['/docs/caf%C3%A9%20notes.html#%C3%A9t%C3%A9']);
+    await input.press('ArrowDown');
+    assert.equal(await tab.evaluate(() => document.activeElement.getAttribute('href')), '/docs/caf%C3%A9%20notes.html#%C3%A9t%C3%A9');
+    await tab.keyboard.press('ArrowUp');
+    assert.equal(await tab.evaluate(() => document.activeElement.tagName), 'INPUT');
+    await tab.keyboard.press('ArrowDown');
+    await tab.keyboard.press('Escape');
+    assert.equal(await input.inputValue(), '');
+    assert.deepEqual(await hrefs(), []);
+    assert.equal(await tab.evaluate(() => document.activeElement.tagName), 'INPUT');
+
+    // The link opens the page with the space and accents in its name, at its heading.
+    await search('patins réaction');
+    await tab.locator('#cairn-search li a').first().click();
+    await tab.waitForURL((u) => u.pathname.endsWith('/docs/caf%C3%A9%20notes.html'));
+    assert.equal(await tab.evaluate(() => document.querySelector(':target')?.textContent), "Offres d'été");
+    assert.deepEqual(errors, []);
+
+    // A missing index file: the widget says which file and why, once the box is used.
+    fs.renameSync(path.join(own, 'cairn', 'index.cairn.gz'), path.join(own, 'cairn', 'moved.gz'));
+    await tab.goto(ownServer.url);
+    await tab.locator('#cairn-search input').focus();
+    await tab.waitForFunction(() => document.querySelector('#cairn-search').dataset.error, null, { timeout: WAIT });
+    assert.match(
+      await tab.textContent('#cairn-search .cairn-status'),
+      /^Search is unavailable: http:\/\/127\.0\.0\.1:\d+\/cairn\/index\.cairn\.gz: HTTP 404 \(not found/,
+    );
+    await tab.screenshot({ path: path.join(screenshots, 'site-widget-missing-index.png') });
+  } finally {
+    await context.close();
+    await ownServer.close();
+    fs.rmSync(own, { recursive: true, force: true });
+  }
+});
