@@ -17,7 +17,9 @@
 //!   boundaries (paragraphs, list items) into several passages.
 //! - **Ids and links**: a passage's id is its page URL (root-relative, from `base_url`, path
 //!   segments percent-encoded; `dir/index.html` → `dir/`), plus `#anchor` when the heading has an
-//!   `id` (HTML; Markdown: `{#id}` or the GitHub-style slug of the heading text), plus `" 2"`,
+//!   `id` (HTML: its own, a descendant's, or, for the first heading of a `section`, `div` or
+//!   `article`, the wrapper's, as Sphinx writes them; a permalink `¶`/`#` is not part of the
+//!   heading's text; Markdown: `{#id}` or the GitHub-style slug of the heading text), plus `" 2"`,
 //!   `" 3"`… for the second and later parts of a long section or a repeated anchor. URLs hold no
 //!   spaces, so the link is the id up to the first space ([`link_of`]).
 //!
@@ -233,7 +235,31 @@ fn html_into(
     w.flush();
 }
 
+/// A heading's text without its permalink: an `<a>` whose whole text is `¶`, `§`, `#` or `🔗`
+/// (Sphinx, MkDocs and many themes add one to every heading).
+fn heading_text(h: ElementRef<'_>) -> String {
+    let mut out = String::new();
+    for node in h.descendants() {
+        let Node::Text(t) = node.value() else { continue };
+        let in_link =
+            node.parent().and_then(|p| p.value().as_element().map(|el| el.name() == "a")) == Some(true);
+        if in_link && ["¶", "§", "#", "🔗"].contains(&t.trim()) {
+            continue;
+        }
+        out.push_str(t);
+    }
+    out
+}
+
 fn walk(e: ElementRef<'_>, w: &mut PageWriter<'_>) {
+    // Sphinx and others put a section's id on its wrapper (`<section id="install"><h2>…`), not on
+    // the heading: the first heading in a section, div or article takes the wrapper's id.
+    let wrapper_id = e
+        .value()
+        .id()
+        .filter(|_| ["section", "div", "article"].contains(&e.value().name()))
+        .map(str::to_string);
+    let mut heading_seen = false;
     for child in e.children() {
         match child.value() {
             Node::Text(t) => w.section.push_text(t),
@@ -244,12 +270,17 @@ fn walk(e: ElementRef<'_>, w: &mut PageWriter<'_>) {
                     continue;
                 }
                 if let Some(level) = heading_level(name) {
-                    let text: String = ce.text().collect();
-                    let anchor = el.id().map(str::to_string).or_else(|| {
-                        selector("[id]")
-                            .and_then(|s| ce.select(&s).next())
-                            .and_then(|a| a.value().id().map(str::to_string))
-                    });
+                    let text = heading_text(ce);
+                    let anchor = el
+                        .id()
+                        .map(str::to_string)
+                        .or_else(|| {
+                            selector("[id]")
+                                .and_then(|s| ce.select(&s).next())
+                                .and_then(|a| a.value().id().map(str::to_string))
+                        })
+                        .or_else(|| wrapper_id.clone().filter(|_| !heading_seen));
+                    heading_seen = true;
                     w.heading(level, &text, anchor);
                     continue;
                 }
@@ -592,6 +623,24 @@ mod tests {
             ]
         );
         assert_eq!(link_of(&got[2].id), "/kings/lothair.html#family");
+    }
+
+    #[test]
+    fn sphinx_style_sections_give_their_id_and_permalinks_are_not_heading_text() {
+        let html = r##"<title>Guide</title><div role="main">
+<section id="install"><h1>Install<a class="headerlink" href="#install">¶</a></h1><p>Run pip.</p>
+<section id="from-source"><h2>From source<a class="headerlink" href="#from-source">¶</a></h2><p>Clone it.</p>
+<h3>Notes on C#</h3><p>Needs Rust.</p></section></section>
+<div class="section" id="old-style"><h2><a href="#old-style">#</a> Old style</h2><p>Docutils.</p></div></div>"##;
+        let rows: Vec<(String, String)> =
+            html_passages(html, "/g.html", "x").into_iter().map(|p| (p.id, p.title)).collect();
+        let want = [
+            ("/g.html#install", "Guide › Install"),
+            ("/g.html#from-source", "Guide › Install › From source"),
+            ("/g.html#from-source 2", "Guide › Install › From source › Notes on C#"),
+            ("/g.html#old-style", "Guide › Install › Old style"),
+        ];
+        assert_eq!(rows, want.map(|(a, b)| (a.to_string(), b.to_string())));
     }
 
     #[test]
