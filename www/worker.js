@@ -710,7 +710,7 @@ async function handleIndexFile(msg) {
         // Name the file, and say that what was loaded before is still there.
         const wrapped = err instanceof WebAssembly.RuntimeError
           ? err
-          : new Error(`${name} could not be opened: ${message(err)}. The current corpus is unchanged.`);
+          : new Error(`${name} could not be opened: ${message(err)}.${/^not a Cairn index file/.test(message(err)) && /\.(txt|md|markdown|jsonl)$/i.test(name) ? ' To index a text, Markdown or JSONL file, add it under “New files and text”.' : ''} The current corpus is unchanged.`);
         postError(msg.type, wrapped);
         post({ type: 'ready', stats: stats(), ...methodsInfo(), changed: false, timing: null });
       }

@@ -241,6 +241,12 @@ test('broken inputs say what is wrong: a cut-off share link, a truncated gzip fi
     'cut.cairn.gz could not be opened: the gzip data is truncated or damaged. The current corpus is unchanged.',
   );
   await status(page, /^3 passages\b/, 'the corpus should stay after a refused file');
+  // A text file given to Import file: pointed to where text files go.
+  const notes = path.join(files, 'notes.txt');
+  fs.writeFileSync(notes, 'Quokkas live on Rottnest Island.\n');
+  await page.click('#error-dismiss');
+  await page.setInputFiles('#import-index', notes);
+  assert.match(await errorText(page), /^notes\.txt could not be opened: not a Cairn index file .* add it under “New files and text”\. The current corpus is unchanged\.$/);
   assert.deepEqual(errors, []);
   await context.close();
 
