@@ -241,3 +241,119 @@ fn forged_bodies_never_panic() {
     }
     assert!(tried > 150, "{tried}");
 }
+
+/// A small xorshift generator: the fuzz loop below needs no dependency.
+struct XorShift(u64);
+
+impl XorShift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+#[test]
+#[ignore = "a long fuzz loop: cargo test --release fuzz_ -- --ignored (CAIRN_FUZZ_ITERS, CAIRN_FUZZ_SEED)"]
+fn fuzz_loader_and_queries_never_panic() {
+    let iters: usize = std::env::var("CAIRN_FUZZ_ITERS").ok().and_then(|s| s.parse().ok()).unwrap_or(2000);
+    let seed: u64 = std::env::var("CAIRN_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x9E37_79B9);
+    let (index, e, questions) = sample();
+    let bytes = index.to_bytes().unwrap();
+    let sections: Vec<(super::format::SectionKind, Vec<u8>)> =
+        super::format::split(&bytes).unwrap().into_iter().map(|(k, b)| (k, b.to_vec())).collect();
+    let mut rng = XorShift(seed);
+    let interesting: [u32; 8] = [0, 1, 2, 0xFF, 0xFFFF, 0x7FFF_FFFF, 0xFFFF_FFFE, u32::MAX];
+    let (mut loaded, mut refused) = (0usize, 0usize);
+    for it in 0..iters {
+        let file = match it % 4 {
+            // A random prefix of the real file.
+            0 => bytes[..rng.below(bytes.len())].to_vec(),
+            // Raw bit flips (the checksums should catch them).
+            1 => {
+                let mut b = bytes.clone();
+                for _ in 0..=rng.below(4) {
+                    let at = rng.below(b.len());
+                    b[at] ^= 1 << rng.below(8);
+                }
+                b
+            }
+            // Forged: a section's body changed, its checksum recomputed.
+            _ => {
+                let mut forged = sections.clone();
+                // Most changes to the corpus or the vectors are caught by the vectors' CRC32: the
+                // graph section, whose checks are structural, gets half of the forgeries.
+                let graph = forged.iter().position(|(k, _)| *k == super::format::SectionKind::Graph);
+                let s = match graph {
+                    Some(g) if rng.below(2) == 0 => g,
+                    _ => rng.below(forged.len()),
+                };
+                let body = &mut forged[s].1;
+                for _ in 0..=rng.below(3) {
+                    if body.len() < 4 {
+                        break;
+                    }
+                    match rng.below(4) {
+                        0 => {
+                            let at = rng.below(body.len());
+                            body[at] ^= 1 << rng.below(8);
+                        }
+                        1 => {
+                            let at = rng.below(body.len() - 3);
+                            let v = interesting[rng.below(interesting.len())];
+                            body[at..at + 4].copy_from_slice(&v.to_le_bytes());
+                        }
+                        2 => {
+                            let at = rng.below(body.len() - 3);
+                            let old =
+                                u32::from_le_bytes([body[at], body[at + 1], body[at + 2], body[at + 3]]);
+                            let v = old.wrapping_add(rng.below(5) as u32).wrapping_sub(2);
+                            body[at..at + 4].copy_from_slice(&v.to_le_bytes());
+                        }
+                        _ => {
+                            let cut = rng.below(body.len());
+                            body.truncate(cut);
+                        }
+                    }
+                }
+                super::format::assemble(&forged).unwrap()
+            }
+        };
+        let Ok(idx) = load(&file, &e) else {
+            refused += 1;
+            continue;
+        };
+        loaded += 1;
+        let q = &questions[rng.below(questions.len())];
+        for m in Method::ALL {
+            if idx.supports(m) {
+                let _ = idx.search(q, 10, m);
+                if m.graph_method().is_some() {
+                    let _ = idx.explain(q, 5, m, &ExplainConfig::default());
+                }
+            }
+        }
+        let _ = idx.to_bytes();
+        // What the page does when passages are added to an opened index: extend its graph.
+        if idx.graph().is_some() {
+            let mut idx = idx;
+            let Some(g) = idx.take_graph() else { continue };
+            let mut c = idx.into_corpus();
+            let extra = Passage { id: format!("extra-{it}"), title: "Extra".into(), text: q.clone() };
+            if c.add(extra).is_ok() {
+                if let Ok(mut grown) = Index::build(c, &IndexConfig::default()) {
+                    if grown.attach_embedder(EmbedderSlot::Static, e.clone(), &mut |_, _| {}).is_ok()
+                        && grown.extend_graph(g, &mut |_, _, _| {}).is_ok()
+                    {
+                        let _ = grown.search(q, 10, Method::Catrag);
+                    }
+                }
+            }
+        }
+    }
+    eprintln!("fuzz: {iters} files, {loaded} loaded and queried, {refused} refused");
+}
