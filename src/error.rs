@@ -76,6 +76,10 @@ pub enum Error {
     /// (no facts, no seeds). Not a bug: CatRAG falls back to dense ranking (METHOD.md §3).
     #[error("the PPR teleport vector is all zero: no seed to start the walk from")]
     ZeroTeleport,
+    /// The user's LLM endpoint failed: HTTP status, timeout, connection, an answer that is not a
+    /// chat completion, or cancellation ([`crate::llm`]).
+    #[error("LLM endpoint: {0}")]
+    Llm(String),
     /// An I/O failure, with the path it concerns.
     #[error("{path}: {source}")]
     Io {
