@@ -275,3 +275,15 @@ impl EdgeTierer for LlmTierer {
         result
     }
 }
+
+/// A shared [`LlmTierer`]: several indexes (the pool setting builds one per question) use one
+/// cache and one set of counters.
+impl EdgeTierer for Arc<LlmTierer> {
+    fn name(&self) -> &str {
+        self.as_ref().name()
+    }
+
+    fn tier(&self, request: &TierRequest<'_>) -> Result<Vec<Tier>> {
+        self.as_ref().tier(request)
+    }
+}
