@@ -441,6 +441,9 @@ pub fn answer_f1(prediction: &str, golds: &[&str]) -> f64 {
         .fold(0.0, f64::max)
 }
 
+/// Generates an answer to a question from passages `(title, text)`, best first.
+pub type Answerer<'a> = dyn FnMut(&str, &[(String, String)]) -> Result<String> + 'a;
+
 /// Optional extras of an evaluation run ([`evaluate_with`]).
 #[derive(Default)]
 pub struct EvalHooks<'a> {
@@ -449,7 +452,7 @@ pub struct EvalHooks<'a> {
     pub tierer: Option<&'a dyn Fn() -> Box<dyn EdgeTierer>>,
     /// Generates an answer to a question from its top-5 passages `(title, text)`, best first.
     /// An error scores 0 and counts in [`AnswerScores::failed`].
-    pub answerer: Option<&'a mut dyn FnMut(&str, &[(String, String)]) -> Result<String>>,
+    pub answerer: Option<&'a mut Answerer<'a>>,
 }
 
 #[derive(Default)]

@@ -198,6 +198,8 @@ impl EdgeTierer for LlmTierer {
         for chunk in missing.chunks(width) {
             let allowed: Vec<usize> =
                 chunk.iter().copied().filter(|_| self.take_call(self.reserve)).collect();
+            // Natively in parallel (scoped threads); wasm32 has no threads: one after another.
+            #[cfg(not(target_arch = "wasm32"))]
             let made: Vec<(usize, Result<String>)> = std::thread::scope(|sc| {
                 let handles: Vec<_> = allowed
                     .iter()
@@ -209,6 +211,11 @@ impl EdgeTierer for LlmTierer {
                     .collect();
                 handles.into_iter().filter_map(|h| h.join().ok()).collect()
             });
+            #[cfg(target_arch = "wasm32")]
+            let made: Vec<(usize, Result<String>)> = allowed
+                .iter()
+                .map(|&i| (i, self.summarise(&node_name(req.graph, req.candidates[i].neighbour), &contexts[i].0)))
+                .collect();
             for (i, r) in made {
                 if let Ok(sum) = r {
                     self.lock().summaries.insert(req.candidates[i].neighbour, sum.clone());
