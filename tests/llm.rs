@@ -236,7 +236,9 @@ fn catrag_eval(client: Arc<HttpClient>, questions: usize) -> (cairn::eval::Repor
 fn tiering_through_the_fault_server() {
     let _g = serial();
     // Every edge id answered "high": every tiered edge is High, none unparsed, ≤ 75 calls/query.
+    let t = Instant::now();
     let (r, s) = catrag_eval(Arc::new(HttpClient::new(config("tiers")).unwrap()), 4);
+    assert!(s.llm_ms > 0.0 && s.llm_ms <= t.elapsed().as_secs_f64() * 1e3, "added latency is wall time: {s:?}");
     assert!(s.tiered_edges > 0, "{s:?}");
     assert_eq!(s.unparsed_edges, 0);
     assert_eq!(s.tiers, [0, 0, s.tiered_edges, 0]);
