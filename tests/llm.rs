@@ -6,6 +6,8 @@
 //! `tools/llm_setup.sh`). Without that Python the real-server tests are skipped with a message,
 //! unless `CAIRN_REQUIRE_LLM` is set (as `npm run test:llm` does), when they fail.
 
+#![cfg(not(target_arch = "wasm32"))]
+
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -136,7 +138,11 @@ fn well_formed_answer_and_bearer_key() {
     let mut k = config("auth");
     k.api_key = Some("sk-test".into());
     assert_eq!(HttpClient::new(k).unwrap().chat(&hi()).unwrap().content, "Bearer sk-test");
-    assert_eq!(HttpClient::new(config("auth")).unwrap().chat(&hi()).unwrap().content, "", "no key, no header");
+    assert_eq!(
+        HttpClient::new(config("auth")).unwrap().chat(&hi()).unwrap().content,
+        "",
+        "no key, no header"
+    );
 }
 
 #[test]
@@ -227,7 +233,8 @@ fn catrag_eval(client: Arc<HttpClient>, questions: usize) -> (cairn::eval::Repor
     let t = tierer.clone();
     let make = move || -> Box<dyn cairn::catrag::EdgeTierer> { Box::new(t.clone()) };
     let hooks = EvalHooks { tierer: Some(&make), answerer: None };
-    let r = evaluate_with(&ds, Setting::Pool, Method::Catrag, 5, &IndexConfig::default(), &embedders, hooks).unwrap();
+    let r = evaluate_with(&ds, Setting::Pool, Method::Catrag, 5, &IndexConfig::default(), &embedders, hooks)
+        .unwrap();
     let stats = tierer.stats();
     (r, stats)
 }
@@ -238,7 +245,10 @@ fn tiering_through_the_fault_server() {
     // Every edge id answered "high": every tiered edge is High, none unparsed, ≤ 75 calls/query.
     let t = Instant::now();
     let (r, s) = catrag_eval(Arc::new(HttpClient::new(config("tiers")).unwrap()), 4);
-    assert!(s.llm_ms > 0.0 && s.llm_ms <= t.elapsed().as_secs_f64() * 1e3, "added latency is wall time: {s:?}");
+    assert!(
+        s.llm_ms > 0.0 && s.llm_ms <= t.elapsed().as_secs_f64() * 1e3,
+        "added latency is wall time: {s:?}"
+    );
     assert!(s.tiered_edges > 0, "{s:?}");
     assert_eq!(s.unparsed_edges, 0);
     assert_eq!(s.tiers, [0, 0, s.tiered_edges, 0]);
@@ -279,14 +289,20 @@ fn real_smollm2_answers_and_tiers() {
     let client = Arc::new(HttpClient::new(cfg).unwrap());
     // A chat round trip: the model says something.
     let r = client
-        .chat(&ChatRequest { messages: vec![ChatMessage::user("What is the capital of France?")], max_tokens: Some(16) })
+        .chat(&ChatRequest {
+            messages: vec![ChatMessage::user("What is the capital of France?")],
+            max_tokens: Some(16),
+        })
         .unwrap();
     assert!(!r.content.trim().is_empty());
     // An answer prompt from passages parses to a short answer (right or not).
     let a = client
         .chat(&prompts::answer_prompt(
             "Where was Erik Hort born?",
-            &[("Erik Hort".into(), "Erik Hort (born 1987 in Montebello, New York) is an American soccer player.".into())],
+            &[(
+                "Erik Hort".into(),
+                "Erik Hort (born 1987 in Montebello, New York) is an American soccer player.".into(),
+            )],
         ))
         .unwrap();
     let ans = parse::parse_answer(&a.content);

@@ -16,8 +16,9 @@ The route picks the behaviour (POST {base}/v1/chat/completions, base = http://12
   /empty       HTTP 200, a well-formed completion whose content is ""
   /nochoices   HTTP 200, {"choices": []}
   /auth        a well-formed answer whose content is the request's Authorization header
+  /nocors      a well-formed answer without any CORS header (a browser must refuse it)
 
-Every response carries Access-Control-Allow-Origin: * (and preflight OPTIONS answers 204), so
+Every response but /nocors's carries Access-Control-Allow-Origin: * (and preflight OPTIONS answers 204), so
 browser tests can call it. GET /calls returns per-route call counts as JSON; GET /reset clears
 them. Prints "ready http://127.0.0.1:PORT" when listening.
 
@@ -49,9 +50,13 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def cors(self):
+        if self.path.startswith("/nocors"):
+            return
         self.send_header("Access-Control-Allow-Origin", "*")
         self.send_header("Access-Control-Allow-Headers", "authorization, content-type")
         self.send_header("Access-Control-Allow-Methods", "POST, GET, OPTIONS")
+        # Without this a page cannot read Retry-After (not a CORS-safelisted response header).
+        self.send_header("Access-Control-Expose-Headers", "Retry-After")
 
     def reply(self, status, body, ctype="application/json", extra=()):
         self.send_response(status)
@@ -94,7 +99,7 @@ class Handler(BaseHTTPRequestHandler):
             CALLS[route] = CALLS.get(route, 0) + 1
             nth = CALLS.get(key, 0) + 1
             CALLS[key] = nth
-        if route == "ok":
+        if route in ("ok", "nocors"):
             self.reply(200, completion(last.splitlines()[0] if last else ""))
         elif route == "tiers":
             ids = sorted(set(re.findall(r"\b(e\d+)\b", last)), key=lambda s: int(s[1:]))

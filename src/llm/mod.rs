@@ -5,7 +5,8 @@
 //!
 //! Async I/O stays at the edge (ARCHITECTURE.md): the engine is synchronous. Natively
 //! [`HttpClient`] (blocking `ureq`) is called from the engine's [`crate::catrag::EdgeTierer`]
-//! directly. Without an endpoint nothing here runs and nothing is sent anywhere.
+//! directly. In wasm, [`FetchClient`] (`fetch` with an `AbortController`) is async; it is not
+//! wired into the page yet. Without an endpoint nothing here runs and nothing is sent anywhere.
 //!
 //! Wire format (OpenAI chat completions): `POST {base_url}/v1/chat/completions` with
 //! `{"model", "messages": [{"role", "content"}], "temperature", "max_tokens"}` and an optional
@@ -15,9 +16,13 @@ pub mod parse;
 pub mod prompts;
 pub mod tierer;
 
+#[cfg(target_arch = "wasm32")]
+mod fetch;
 #[cfg(not(target_arch = "wasm32"))]
 mod native;
 
+#[cfg(target_arch = "wasm32")]
+pub use fetch::{FetchClient, CORS_HELP};
 #[cfg(not(target_arch = "wasm32"))]
 pub use native::HttpClient;
 pub use tierer::{LlmTierer, TierStats};
