@@ -317,3 +317,58 @@ fn real_smollm2_answers_and_tiers() {
     eprintln!("SmolLM2 tiers on one question: {s:?}");
     let _ = Tier::Weak;
 }
+
+/// An index of 2Wiki's first question's pool with its knowledge graph (static embedder).
+fn pool_index() -> (cairn::Index, String) {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/2wikimultihopqa");
+    let ds = Dataset::load(&dir).unwrap();
+    let q = &ds.questions[0];
+    let mut corpus = cairn::Corpus::new();
+    for id in &q.pool_ids {
+        let i = ds.corpus.index_of(id).unwrap();
+        if corpus.index_of(id).is_none() {
+            corpus.add(ds.corpus.get(i).unwrap().clone()).unwrap();
+        }
+    }
+    let mut index = cairn::Index::build(corpus, &IndexConfig::default()).unwrap();
+    let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm().unwrap());
+    index.attach_embedder(cairn::index::EmbedderSlot::Static, e.clone(), &mut |_, _| {}).unwrap();
+    index.build_graph(e, &mut |_, _, _| {}).unwrap();
+    (index, q.question.clone())
+}
+
+#[test]
+fn three_phase_tiering_equals_the_blocking_tierer() {
+    use cairn::llm::plan::{CachedTierer, TierCache, TierPlanner};
+    let _g = serial();
+    let (mut index, q) = pool_index();
+    // Blocking: LlmTierer over the /tiers route (every edge "high").
+    let client = Arc::new(HttpClient::new(config("tiers")).unwrap());
+    index.set_edge_tierer(Box::new(LlmTierer::new(client.clone() as Arc<dyn LlmClient>))).unwrap();
+    let blocking = index.search_graph(&q, 5, Method::Catrag).unwrap();
+    // Phase 1: plan.
+    let planner = TierPlanner::default();
+    index.set_edge_tierer(Box::new(planner.clone())).unwrap();
+    index.search_graph(&q, 5, Method::Catrag).unwrap();
+    let batches = planner.take();
+    assert!(!batches.is_empty());
+    // Phase 2: ask (summaries first, then the tier prompt), fill the cache.
+    let cache = TierCache::default();
+    for b in &batches {
+        let mut sums = std::collections::HashMap::new();
+        for (i, r) in b.summary_requests(3) {
+            sums.insert(i, client.chat(&r).unwrap().content);
+        }
+        let answer = client.chat(&b.tier_request(3, &sums)).unwrap();
+        assert_eq!(cache.fill(b, &answer.content), 0);
+    }
+    assert_eq!(cache.len(), batches.iter().map(|b| b.edges.len()).sum::<usize>());
+    // Phase 3: run from the cache: the same ranking and overlay as the blocking tierer.
+    index.set_edge_tierer(Box::new(CachedTierer::new(cache, "fault"))).unwrap();
+    let cached = index.search_graph(&q, 5, Method::Catrag).unwrap();
+    assert_eq!(cached.retrieval.tier_failures, 0);
+    assert_eq!(cached.retrieval.tierer.as_deref(), Some("llm:fault"));
+    assert_eq!(cached.hits, blocking.hits);
+    assert_eq!(cached.retrieval.overlay, blocking.retrieval.overlay);
+    assert!(cached.retrieval.overlay.iter().any(|o| matches!(o.cause, cairn::catrag::OverlayCause::Tiered { tier: Tier::High })));
+}

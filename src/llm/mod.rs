@@ -13,6 +13,7 @@
 //! `Authorization: Bearer {key}`; the answer is `choices[0].message.content`.
 
 pub mod parse;
+pub mod plan;
 pub mod prompts;
 pub mod tierer;
 

@@ -69,3 +69,50 @@ async fn fetch_client_against_the_fault_server() {
     assert!(c.chat(&hi()).await.unwrap_err().to_string().contains("cancelled"));
     assert_eq!(c.requests_sent(), 0);
 }
+
+/// CatRAG's LLM tiering in wasm, in three phases around the synchronous engine
+/// (`cairn::llm::plan`): plan the batches, ask the endpoint over fetch (the fault server's
+/// /tiers route rates every edge "high"), run again from the cache.
+#[wasm_bindgen_test]
+async fn three_phase_tiering_over_fetch() {
+    use cairn::catrag::{OverlayCause, Tier};
+    use cairn::embed::{Embedder, StaticEmbedder};
+    use cairn::index::{EmbedderSlot, Method};
+    use cairn::llm::plan::{CachedTierer, TierCache, TierPlanner};
+    use std::rc::Rc;
+
+    let mut corpus = cairn::Corpus::new();
+    for p in cairn::corpus::parse_jsonl("corpus.jsonl", crate::common::CORPUS).unwrap() {
+        corpus.add(p).unwrap();
+    }
+    let mut index = cairn::Index::build(corpus, &cairn::IndexConfig::default()).unwrap();
+    let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm().unwrap());
+    index.attach_embedder(EmbedderSlot::Static, e.clone(), &mut |_, _| {}).unwrap();
+    index.build_graph(e, &mut |_, _, _| {}).unwrap();
+    let client = client("tiers", |_| {});
+    let mut tiered_queries = 0;
+    for q in crate::common::questions().iter().take(5) {
+        let planner = TierPlanner::default();
+        index.set_edge_tierer(Box::new(planner.clone())).unwrap();
+        index.search_graph(q, 5, Method::Catrag).unwrap();
+        let batches = planner.take();
+        let cache = TierCache::default();
+        for b in &batches {
+            let mut sums = std::collections::HashMap::new();
+            for (i, r) in b.summary_requests(3) {
+                sums.insert(i, client.chat(&r).await.unwrap().content);
+            }
+            let answer = client.chat(&b.tier_request(3, &sums)).await.unwrap();
+            assert_eq!(cache.fill(b, &answer.content), 0, "every edge id answered");
+        }
+        index.set_edge_tierer(Box::new(CachedTierer::new(cache.clone(), "fault"))).unwrap();
+        let found = index.search_graph(q, 5, Method::Catrag).unwrap();
+        assert_eq!(found.retrieval.tier_failures, 0);
+        let tiered: Vec<_> =
+            found.retrieval.overlay.iter().filter(|o| matches!(o.cause, OverlayCause::Tiered { .. })).collect();
+        assert_eq!(tiered.len(), cache.len());
+        assert!(tiered.iter().all(|o| matches!(o.cause, OverlayCause::Tiered { tier: Tier::High })));
+        tiered_queries += usize::from(!batches.is_empty());
+    }
+    assert!(tiered_queries > 0, "some query had edges to tier");
+}
