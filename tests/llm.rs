@@ -370,5 +370,9 @@ fn three_phase_tiering_equals_the_blocking_tierer() {
     assert_eq!(cached.retrieval.tierer.as_deref(), Some("llm:fault"));
     assert_eq!(cached.hits, blocking.hits);
     assert_eq!(cached.retrieval.overlay, blocking.retrieval.overlay);
-    assert!(cached.retrieval.overlay.iter().any(|o| matches!(o.cause, cairn::catrag::OverlayCause::Tiered { tier: Tier::High })));
+    assert!(cached
+        .retrieval
+        .overlay
+        .iter()
+        .any(|o| matches!(o.cause, cairn::catrag::OverlayCause::Tiered { tier: Tier::High })));
 }

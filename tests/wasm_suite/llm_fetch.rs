@@ -108,11 +108,66 @@ async fn three_phase_tiering_over_fetch() {
         index.set_edge_tierer(Box::new(CachedTierer::new(cache.clone(), "fault"))).unwrap();
         let found = index.search_graph(q, 5, Method::Catrag).unwrap();
         assert_eq!(found.retrieval.tier_failures, 0);
-        let tiered: Vec<_> =
-            found.retrieval.overlay.iter().filter(|o| matches!(o.cause, OverlayCause::Tiered { .. })).collect();
+        let tiered: Vec<_> = found
+            .retrieval
+            .overlay
+            .iter()
+            .filter(|o| matches!(o.cause, OverlayCause::Tiered { .. }))
+            .collect();
         assert_eq!(tiered.len(), cache.len());
         assert!(tiered.iter().all(|o| matches!(o.cause, OverlayCause::Tiered { tier: Tier::High })));
         tiered_queries += usize::from(!batches.is_empty());
     }
     assert!(tiered_queries > 0, "some query had edges to tier");
+}
+
+/// The real llama.cpp server (SmolLM2-135M) from the browser: a cross-origin chat round trip and
+/// one query's tiers through the three phases. Skipped (with a message) when the server was not
+/// started (`CAIRN_LLM_REAL_URL` unset at compile time: no `.venv-llm`).
+#[wasm_bindgen_test]
+async fn real_server_over_fetch() {
+    use cairn::embed::{Embedder, StaticEmbedder};
+    use cairn::index::{EmbedderSlot, Method};
+    use cairn::llm::plan::{CachedTierer, TierCache, TierPlanner};
+    use std::rc::Rc;
+
+    let Some(url) = option_env!("CAIRN_LLM_REAL_URL") else {
+        web_sys::console::log_1(&"SKIPPED: CAIRN_LLM_REAL_URL unset (no .venv-llm)".into());
+        return;
+    };
+    let mut cfg = LlmConfig::new(url, "smollm2-135m");
+    cfg.timeout_ms = 300_000;
+    let client = FetchClient::new(cfg).unwrap();
+    let r = client
+        .chat(&ChatRequest {
+            messages: vec![ChatMessage::user("What is the capital of France?")],
+            max_tokens: Some(12),
+        })
+        .await
+        .unwrap();
+    assert!(!r.content.trim().is_empty());
+    let mut corpus = cairn::Corpus::new();
+    for p in cairn::corpus::parse_jsonl("corpus.jsonl", crate::common::CORPUS).unwrap() {
+        corpus.add(p).unwrap();
+    }
+    let mut index = cairn::Index::build(corpus, &cairn::IndexConfig::default()).unwrap();
+    let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm().unwrap());
+    index.attach_embedder(EmbedderSlot::Static, e.clone(), &mut |_, _| {}).unwrap();
+    index.build_graph(e, &mut |_, _, _| {}).unwrap();
+    let q = &crate::common::questions()[0];
+    let planner = TierPlanner::default();
+    index.set_edge_tierer(Box::new(planner.clone())).unwrap();
+    index.search_graph(q, 5, Method::Catrag).unwrap();
+    // One batch is enough to show the path (SmolLM2 is slow on 2 cores); no summaries.
+    let batches: Vec<_> = planner.take().into_iter().take(1).collect();
+    let cache = TierCache::default();
+    let mut unparsed = 0;
+    for b in &batches {
+        let answer = client.chat(&b.tier_request(3, &Default::default())).await.unwrap();
+        unparsed += cache.fill(b, &answer.content);
+    }
+    assert!(unparsed <= cache.len());
+    index.set_edge_tierer(Box::new(CachedTierer::new(cache, "smollm2-135m"))).unwrap();
+    let found = index.search_graph(q, 5, Method::Catrag).unwrap();
+    assert_eq!(found.hits.len(), 5);
 }
