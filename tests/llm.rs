@@ -43,7 +43,8 @@ fn start(python: &str, script: &str, wait: Duration) -> Server {
     let port = free_port();
     let mut child = Command::new(python)
         .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(script))
-        .args(["--port", &port.to_string()])
+        // The servers live in statics, which are never dropped: they stop when this process ends.
+        .args(["--port", &port.to_string(), "--exit-with-parent"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()

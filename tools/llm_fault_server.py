@@ -26,6 +26,7 @@ them. Prints "ready http://127.0.0.1:PORT" when listening.
 """
 import argparse
 import json
+import os
 import re
 import threading
 import time
@@ -147,10 +148,26 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(404, b'{"error": "unknown route"}')
 
 
+def exit_with_parent():
+    """Exit when the process that started this one ends (its parent changes): a test binary
+    cannot stop servers it keeps in statics, so the server stops itself."""
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main():
     ap = argparse.ArgumentParser(description="Cairn's loopback LLM fault server")
     ap.add_argument("--port", type=int, default=8092)
+    ap.add_argument("--exit-with-parent", action="store_true", help="stop when the parent process ends")
     a = ap.parse_args()
+    if a.exit_with_parent:
+        exit_with_parent()
     srv = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
     srv.daemon_threads = True
     print(f"ready http://127.0.0.1:{a.port}", flush=True)

@@ -15,6 +15,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 import urllib.request
 
@@ -35,12 +36,28 @@ def model_path():
     sys.exit(f"no .gguf file in {d}")
 
 
+def exit_with_parent():
+    """Exit when the process that started this one ends (its parent changes): a test binary
+    cannot stop servers it keeps in statics, so the server stops itself."""
+    parent = os.getppid()
+
+    def watch():
+        while os.getppid() == parent:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--port", type=int, default=8091)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--ctx", type=int, default=4096)
+    ap.add_argument("--exit-with-parent", action="store_true", help="stop when the parent process ends")
     a = ap.parse_args()
+    if a.exit_with_parent:
+        exit_with_parent()
     p = xlc.CommonParams()
     p.model.path = model_path()
     p.model_alias = "smollm2-135m"

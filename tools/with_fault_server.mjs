@@ -25,7 +25,7 @@ function freePort() {
 /** Start `python script --port P`; resolve with [process, URL] once it prints "ready URL". */
 async function start(python, script) {
   const port = await freePort();
-  const proc = spawn(python, [path.join(root, 'tools', script), '--port', String(port)], {
+  const proc = spawn(python, [path.join(root, 'tools', script), '--port', String(port), '--exit-with-parent'], {
     stdio: ['ignore', 'pipe', 'ignore'],
   });
   const url = await new Promise((resolve, reject) => {
