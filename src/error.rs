@@ -101,6 +101,10 @@ pub enum Error {
     /// An index file whose bytes were damaged (a checksum mismatch) or that is inconsistent.
     #[error("the index file is corrupt: {0}")]
     IndexCorrupt(String),
+    /// The user's LLM endpoint failed: HTTP status, timeout, connection, an answer that is not a
+    /// chat completion, or cancellation ([`crate::llm`]).
+    #[error("LLM endpoint: {0}")]
+    Llm(String),
     /// An I/O failure, with the path it concerns.
     #[error("{path}: {source}")]
     Io {

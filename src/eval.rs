@@ -21,7 +21,8 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use crate::catrag::{
-    fact_cosine_quantiles, mass_shares, seeds::fact_cosines, CatragConfig, OverlayCause, SeedChannel,
+    fact_cosine_quantiles, mass_shares, seeds::fact_cosines, CatragConfig, EdgeTierer, OverlayCause,
+    SeedChannel,
 };
 use crate::corpus::{parse_jsonl, Corpus};
 use crate::embed::{Embedder, VectorMatrix};
@@ -366,6 +367,92 @@ pub struct Report {
     /// Graph methods: per-query diagnostics.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diagnostics: Option<Diagnostics>,
+    /// Generated answers' EM, F1 and JSR, when an answerer was given ([`EvalHooks::answerer`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answers: Option<AnswerScores>,
+}
+
+/// Answer quality of generated answers (METHOD.md §5; CatRAG §4.3): means over the questions.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct AnswerScores {
+    /// Questions answered (or attempted).
+    pub questions: usize,
+    /// Mean exact match after SQuAD normalisation, best over the answer and its aliases, in [0, 1].
+    pub em: f64,
+    /// Mean token F1 after SQuAD normalisation, best over the answer and its aliases, in [0, 1].
+    pub f1: f64,
+    /// Joint Success Rate: mean of FCR@5 × EM per question, in [0, 1].
+    pub jsr: f64,
+    /// Answers the endpoint failed to give (scored 0).
+    pub failed: usize,
+}
+
+/// SQuAD answer normalisation (the official evaluation script): lower case, punctuation
+/// removed, the articles a / an / the removed, white space collapsed.
+pub fn normalize_answer(s: &str) -> String {
+    let lower = s.to_lowercase();
+    let no_punct: String = lower.chars().filter(|c| !c.is_ascii_punctuation()).collect();
+    no_punct.split_whitespace().filter(|w| !matches!(*w, "a" | "an" | "the")).collect::<Vec<_>>().join(" ")
+}
+
+/// Exact match of `prediction` with any of `golds` after [`normalize_answer`]: 1.0 or 0.0.
+pub fn exact_match(prediction: &str, golds: &[&str]) -> f64 {
+    let p = normalize_answer(prediction);
+    if golds.iter().any(|g| normalize_answer(g) == p) {
+        1.0
+    } else {
+        0.0
+    }
+}
+
+/// SQuAD token F1 of `prediction` against the best of `golds` (normalised tokens, counted with
+/// multiplicity), in [0, 1]; 0 when either side has no token.
+pub fn answer_f1(prediction: &str, golds: &[&str]) -> f64 {
+    let p = normalize_answer(prediction);
+    let pt: Vec<&str> = p.split_whitespace().collect();
+    golds
+        .iter()
+        .map(|g| {
+            let g = normalize_answer(g);
+            let gt: Vec<&str> = g.split_whitespace().collect();
+            if pt.is_empty() || gt.is_empty() {
+                return 0.0;
+            }
+            let mut counts: BTreeMap<&str, i64> = BTreeMap::new();
+            for t in &gt {
+                *counts.entry(t).or_default() += 1;
+            }
+            let mut same = 0i64;
+            for t in &pt {
+                if let Some(c) = counts.get_mut(t) {
+                    if *c > 0 {
+                        *c -= 1;
+                        same += 1;
+                    }
+                }
+            }
+            if same == 0 {
+                return 0.0;
+            }
+            let precision = same as f64 / pt.len() as f64;
+            let recall = same as f64 / gt.len() as f64;
+            2.0 * precision * recall / (precision + recall)
+        })
+        .fold(0.0, f64::max)
+}
+
+/// Generates an answer to a question from passages `(title, text)`, best first.
+pub type Answerer<'a> = dyn FnMut(&str, &[(String, String)]) -> Result<String> + 'a;
+
+/// Optional extras of an evaluation run ([`evaluate_with`]).
+#[derive(Default)]
+pub struct EvalHooks<'a> {
+    /// Makes the edge tierer CatRAG uses in every index built (set with
+    /// [`Index::set_edge_tierer`]); `None`: the offline embedding-similarity tierer.
+    pub tierer: Option<&'a dyn Fn() -> Box<dyn EdgeTierer>>,
+    /// Generates an answer to a question from its top-5 passages `(title, text)`, best first.
+    /// An error scores 0 and counts in [`AnswerScores::failed`].
+    pub answerer: Option<&'a mut Answerer<'a>>,
 }
 
 #[derive(Default)]
@@ -443,6 +530,25 @@ pub fn evaluate(
     config: &IndexConfig,
     embedders: &Embedders,
 ) -> Result<Report> {
+    evaluate_with(dataset, setting, method, k, config, embedders, EvalHooks::default())
+}
+
+/// [`evaluate`] with [`EvalHooks`]: CatRAG's edge tierer (an LLM tierer, say) and answer
+/// generation from the top 5 passages (EM, F1, JSR in [`Report::answers`]; answer time is not
+/// in `ms_per_query`).
+///
+/// # Errors
+/// As [`evaluate`]; [`Error::MissingGraph`] should a tierer be given for an index without graph.
+pub fn evaluate_with(
+    dataset: &Dataset,
+    setting: Setting,
+    method: Method,
+    k: usize,
+    config: &IndexConfig,
+    embedders: &Embedders,
+    mut hooks: EvalHooks<'_>,
+) -> Result<Report> {
+    let tierer_hook = hooks.tierer;
     if dataset.questions.is_empty() {
         return Err(Error::Dataset {
             path: dataset.name.clone(),
@@ -515,12 +621,16 @@ pub fn evaluate(
                 }
                 let stats = if rows.len() == dataset.corpus.len() { extract_stats.clone() } else { None };
                 index.build_graph_from_triples(e.clone(), &triples, stats, &mut |_, _, _| {})?;
+                if let Some(make) = tierer_hook {
+                    index.set_edge_tierer(make())?;
+                }
             }
         }
         *index_ms += t.elapsed().as_secs_f64() * 1e3;
         Ok(index)
     };
     let mut diag = DiagAcc::default();
+    let mut answers = AnswerScores::default();
     let mut graph_report = None;
     let corpus_index = match setting {
         Setting::Corpus => {
@@ -565,6 +675,25 @@ pub fn evaluate(
         };
         let ranked: Vec<&str> =
             hits.iter().filter_map(|h| index.corpus().get(h.passage).map(|p| p.id.as_str())).collect();
+        if let Some(answer) = hooks.answerer.as_mut() {
+            let top: Vec<(String, String)> = hits
+                .iter()
+                .take(5)
+                .filter_map(|h| index.corpus().get(h.passage).map(|p| (p.title.clone(), p.text.clone())))
+                .collect();
+            let mut golds: Vec<&str> = vec![q.answer.as_str()];
+            golds.extend(q.answer_aliases.iter().map(String::as_str));
+            answers.questions += 1;
+            match answer(&q.question, &top) {
+                Ok(a) => {
+                    let em = exact_match(&a, &golds);
+                    answers.em += em;
+                    answers.f1 += answer_f1(&a, &golds);
+                    answers.jsr += em * full_chain_at(&ranked, &q.gold_ids, 5);
+                }
+                Err(_) => answers.failed += 1,
+            }
+        }
         all.add(&ranked, &q.gold_ids, k);
         by_type.entry(q.kind.clone().unwrap_or_else(|| "untyped".into())).or_default().add(
             &ranked,
@@ -591,6 +720,10 @@ pub fn evaluate(
         catrag: graph_method.then(|| config.catrag.clone()),
         graph: graph_report,
         diagnostics: graph_method.then(|| diag.finish()),
+        answers: hooks.answerer.is_some().then(|| {
+            let n = answers.questions.max(1) as f64;
+            AnswerScores { em: answers.em / n, f1: answers.f1 / n, jsr: answers.jsr / n, ..answers }
+        }),
     })
 }
 
@@ -600,6 +733,22 @@ mod tests {
 
     fn g(ids: &[&str]) -> Vec<String> {
         ids.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn squad_normalisation_em_and_f1_by_hand() {
+        assert_eq!(normalize_answer("The  Eiffel Tower!"), "eiffel tower");
+        assert_eq!(exact_match("the Eiffel tower.", &["Eiffel Tower"]), 1.0);
+        assert_eq!(exact_match("Paris", &["London", "paris"]), 1.0);
+        assert_eq!(exact_match("Paris, France", &["Paris"]), 0.0);
+        // "paris france" vs "paris": precision 1/2, recall 1 → F1 2/3.
+        assert!((answer_f1("Paris, France", &["Paris"]) - 2.0 / 3.0).abs() < 1e-12);
+        // Multiplicity: "a a b" → tokens [b] after articles; "new new york" vs "new york": same 2,
+        // precision 2/3, recall 1 → 0.8.
+        assert!((answer_f1("new new york", &["New York"]) - 0.8).abs() < 1e-12);
+        assert_eq!(answer_f1("", &["x"]), 0.0);
+        assert_eq!(answer_f1("the", &["the"]), 0.0, "nothing left after normalisation");
+        assert_eq!(answer_f1("yes", &["no", "yes"]), 1.0);
     }
 
     #[test]

@@ -13,7 +13,8 @@
 //!   WordPiece, and exact cosine top-k search over a vector matrix;
 //! - [`eval`]: datasets, Recall@k, FCR and the evaluation harness every method reports through;
 //! - [`catrag`]: query-time graph retrieval over the knowledge graph, HippoRAG 2's static PPR
-//!   and CatRAG's anchoring, key-fact boost, pruning and edge tiering, with explanations.
+//!   and CatRAG's anchoring, key-fact boost, pruning and edge tiering, with explanations;
+//! - [`llm`]: the user's LLM endpoint (CatRAG's LLM edge tiers, answers, tolerant parsers).
 
 pub mod catrag;
 pub mod corpus;
@@ -23,6 +24,7 @@ pub mod eval;
 pub mod extract;
 pub mod graph;
 pub mod index;
+pub mod llm;
 pub mod ppr;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod site;

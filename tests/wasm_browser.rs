@@ -7,3 +7,6 @@ wasm_bindgen_test::wasm_bindgen_test_configure!(run_in_browser);
 #[path = "common/mod.rs"]
 mod common;
 mod wasm_suite;
+/// The LLM client over fetch, against the fault server (browser only: it needs CORS).
+#[path = "wasm_suite/llm_fetch.rs"]
+mod llm_fetch;

@@ -20,13 +20,15 @@ mod cli {
 
     use cairn::catrag::{CatragConfig, ExplainConfig};
     use cairn::embed::{Embedder, StaticEmbedder};
-    use cairn::eval::{evaluate, Dataset, Embedders, Report, Setting};
+    use cairn::eval::{evaluate, evaluate_with, Dataset, Embedders, EvalHooks, Report, Setting};
     use cairn::extract::{extract_corpus, extract_passage};
     use cairn::graph::GraphConfig;
     use cairn::index::{Bm25Config, EmbedderSlot, Index, IndexConfig, Method};
+    use cairn::llm::{HttpClient, LlmClient, LlmConfig, LlmTierer};
     use cairn::text::Pipeline;
     use clap::{Args, Parser, Subcommand};
     use serde_json::json;
+    use std::sync::Arc;
 
     /// Multi-hop retrieval for RAG, natively: evaluate methods, benchmark indexing, query a corpus.
     #[derive(Parser)]
@@ -202,12 +204,63 @@ mod cli {
         /// are under "diagnostics".
         #[arg(long)]
         diagnostics: bool,
+        /// Evaluate only the first N questions.
+        #[arg(long)]
+        limit: Option<usize>,
         #[command(flatten)]
         bm25: Bm25Args,
         #[command(flatten)]
         catrag: CatragArgs,
         #[command(flatten)]
         models: ModelArgs,
+        #[command(flatten)]
+        llm: LlmArgs,
+    }
+
+    /// The user's LLM endpoint (OpenAI-compatible chat completions). The key, if any, is read
+    /// from the environment variable CAIRN_LLM_KEY, never from the command line.
+    #[derive(Args)]
+    struct LlmArgs {
+        /// Base URL of the endpoint (e.g. http://127.0.0.1:8091): CatRAG's edge tiers come from it
+        /// instead of the offline embedding-similarity tierer.
+        #[arg(long)]
+        llm: Option<String>,
+        /// Model name sent to the endpoint (needed with --llm). (`--model` is the MiniLM file.)
+        #[arg(long)]
+        llm_model: Option<String>,
+        /// LLM calls allowed per query (tier prompts and summaries).
+        #[arg(long, default_value_t = 75)]
+        llm_budget: usize,
+        /// Timeout of one request in milliseconds.
+        #[arg(long, default_value_t = 120_000)]
+        llm_timeout_ms: u64,
+        /// Requests in flight at once.
+        #[arg(long, default_value_t = 2)]
+        llm_concurrency: usize,
+        /// Also generate an answer from each question's top 5 passages and report EM, F1 and JSR.
+        #[arg(long)]
+        answer: bool,
+    }
+
+    impl LlmArgs {
+        fn client(&self) -> CliResult<Option<Arc<HttpClient>>> {
+            let Some(url) = &self.llm else {
+                if self.answer {
+                    return Err("--answer needs an endpoint: --llm URL --llm-model M".into());
+                }
+                return Ok(None);
+            };
+            let model = self
+                .llm_model
+                .clone()
+                .ok_or("--llm needs --llm-model (the model name the endpoint serves)")?;
+            let mut c = LlmConfig::new(url, &model);
+            c.api_key = std::env::var("CAIRN_LLM_KEY").ok().filter(|k| !k.is_empty());
+            c.call_budget = self.llm_budget;
+            c.timeout_ms = self.llm_timeout_ms;
+            c.concurrency = self.llm_concurrency;
+            Ok(Some(Arc::new(HttpClient::new(c).map_err(|e| e.to_string())?)))
+        }
     }
 
     #[derive(Args)]
@@ -295,23 +348,130 @@ mod cli {
         let mut config = a.bm25.config();
         config.bm25.validate().map_err(|e| e.to_string())?;
         config.catrag = a.catrag.config()?;
-        let dataset = Dataset::load(&a.data).map_err(|e| e.to_string())?;
+        let mut dataset = Dataset::load(&a.data).map_err(|e| e.to_string())?;
+        if let Some(n) = a.limit {
+            dataset.questions.truncate(n);
+        }
         let embedders = load_embedders(method, &a.models)?;
-        let report =
-            evaluate(&dataset, setting, method, a.k, &config, &embedders).map_err(|e| e.to_string())?;
+        let client = a.llm.client()?;
+        if client.is_none() {
+            let report =
+                evaluate(&dataset, setting, method, a.k, &config, &embedders).map_err(|e| e.to_string())?;
+            print_eval(&a, &report, None, None);
+            return Ok(());
+        }
+        let client = client.ok_or("no client")?;
+        if method.graph_method() != Some(cairn::catrag::GraphMethod::CatRag) && !a.llm.answer {
+            return Err(format!(
+                "--llm tiers CatRAG's edges: use --method catrag (or add --answer), not {method}"
+            ));
+        }
+        let tierer = Arc::new(LlmTierer::new(client.clone() as Arc<dyn LlmClient>));
+        let make = {
+            let t = tierer.clone();
+            move || -> Box<dyn cairn::catrag::EdgeTierer> { Box::new(t.clone()) }
+        };
+        let mut answer_ms = 0.0;
+        let mut answers_log: Vec<serde_json::Value> = Vec::new();
+        let mut answerer = |q: &str, top: &[(String, String)]| -> cairn::Result<String> {
+            let t = Instant::now();
+            let r = client.chat(&cairn::llm::prompts::answer_prompt(q, top));
+            answer_ms += t.elapsed().as_secs_f64() * 1e3;
+            let a = cairn::llm::parse::parse_answer(&r?.content);
+            answers_log.push(json!({"question": q, "answer": a}));
+            Ok(a)
+        };
+        let hooks = EvalHooks {
+            tierer: (method.graph_method() == Some(cairn::catrag::GraphMethod::CatRag)).then_some(&make as _),
+            answerer: if a.llm.answer { Some(&mut answerer) } else { None },
+        };
+        let report = evaluate_with(&dataset, setting, method, a.k, &config, &embedders, hooks)
+            .map_err(|e| e.to_string())?;
+        let n = dataset.questions.len().max(1) as f64;
+        let st = tierer.stats();
+        let llm = json!({
+            "endpoint": client.config().completions_url(),
+            "model": client.config().model,
+            "call_budget": client.config().call_budget,
+            "tier_queries": st.queries,
+            "calls": st.calls,
+            "calls_per_query": st.calls as f64 / n,
+            "max_calls_per_query": st.max_calls_per_query,
+            "tier_calls": st.tier_calls,
+            "summary_calls": st.summary_calls,
+            "failed_calls": st.failed_calls,
+            "tiered_edges": st.tiered_edges,
+            "unparsed_edges": st.unparsed_edges,
+            "cached_edges": st.cached_edges,
+            "budget_skips": st.budget_skips,
+            "tiers": {"irrelevant": st.tiers[0], "weak": st.tiers[1], "high": st.tiers[2], "direct": st.tiers[3]},
+            "added_ms_per_query": st.llm_ms / n,
+            "answer_calls": if a.llm.answer { dataset.questions.len() } else { 0 },
+            "answer_ms_per_query": answer_ms / n,
+            "http_requests": client.requests_sent(),
+            "log": st.log,
+        });
+        print_eval(&a, &report, Some(llm), a.llm.answer.then_some(answers_log));
+        Ok(())
+    }
+
+    fn print_eval(
+        a: &EvalArgs,
+        report: &Report,
+        llm: Option<serde_json::Value>,
+        answers: Option<Vec<serde_json::Value>>,
+    ) {
         if a.json {
-            let mut v = report_json(&report);
+            let mut v = report_json(report);
             if a.diagnostics {
                 v["diagnostics"] = json!(report.diagnostics);
             }
+            if let Some(l) = llm {
+                v["llm"] = l;
+            }
+            if let Some(s) = &report.answers {
+                v["answers"] = json!(s);
+                v["generated"] = json!(answers);
+            }
             println!("{v}");
         } else {
-            print_report(&report);
+            print_report(report);
             if a.diagnostics {
-                print_diagnostics(&report);
+                print_diagnostics(report);
+            }
+            if let Some(l) = llm {
+                println!(
+                    "LLM {} ({}): {:.1} calls/query (max {}, budget {}), {} failed, {} of {} tiered edges unparsed (made Weak), {} budget skips; tiers {}; +{:.0} ms/query for tiers",
+                    l["model"].as_str().unwrap_or_default(),
+                    l["endpoint"].as_str().unwrap_or_default(),
+                    l["calls_per_query"].as_f64().unwrap_or_default(),
+                    l["max_calls_per_query"],
+                    l["call_budget"],
+                    l["failed_calls"],
+                    l["unparsed_edges"],
+                    l["unparsed_edges"].as_u64().unwrap_or(0) + l["tiered_edges"].as_u64().unwrap_or(0),
+                    l["budget_skips"],
+                    l["tiers"],
+                    l["added_ms_per_query"].as_f64().unwrap_or_default(),
+                );
+                if let Some(log) = l["log"].as_array() {
+                    for line in log.iter().take(5) {
+                        println!("  llm log: {}", line.as_str().unwrap_or_default());
+                    }
+                }
+                if let Some(s) = &report.answers {
+                    println!(
+                        "answers from the top 5: EM {:.3}  F1 {:.3}  JSR {:.3}  ({} questions, {} failed; +{:.0} ms/query)",
+                        s.em,
+                        s.f1,
+                        s.jsr,
+                        s.questions,
+                        s.failed,
+                        l["answer_ms_per_query"].as_f64().unwrap_or_default()
+                    );
+                }
             }
         }
-        Ok(())
     }
 
     fn print_diagnostics(r: &Report) {

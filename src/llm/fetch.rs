@@ -1,0 +1,233 @@
+//! The wasm chat-completions client: `fetch` (from the page or its worker) through `web-sys`,
+//! with an `AbortController` for the timeout and for cancellation, and the same retries and
+//! back-off as the native client (429 / 5xx / network errors, `Retry-After` in seconds).
+//!
+//! A page can read a cross-origin `Retry-After` only when the endpoint lists it in
+//! `Access-Control-Expose-Headers`; otherwise the plain exponential back-off applies.
+//!
+//! A browser refuses a cross-origin answer that lacks CORS headers, and `fetch` then fails with
+//! a bare `TypeError`; [`FetchClient::chat`] turns that into an error that says what to do.
+
+use std::cell::RefCell;
+
+use js_sys::{Function, Promise, Reflect};
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use web_sys::{AbortController, Headers, Request, RequestInit, Response};
+
+use super::{parse_completion, request_body, ChatRequest, ChatResponse, LlmConfig};
+use crate::error::{Error, Result};
+
+/// What the user can do when `fetch` fails without a status (CORS refusal or no server).
+pub const CORS_HELP: &str = "the browser could not read the endpoint's answer: either nothing listens at that URL, \
+or the endpoint does not allow this page's origin (CORS). Allow it on the endpoint: Ollama: OLLAMA_ORIGINS=<this page's origin> ollama serve; \
+llama.cpp server: it sends CORS headers by default (check --api-prefix / a proxy in front); LM Studio: enable CORS in the server settings; \
+otherwise put a reverse proxy in front that adds Access-Control-Allow-Origin";
+
+/// An OpenAI-compatible client over `fetch` (wasm32 only). Single-threaded, like the worker.
+pub struct FetchClient {
+    config: LlmConfig,
+    cancelled: RefCell<bool>,
+    in_flight: RefCell<Option<AbortController>>,
+    requests: RefCell<u64>,
+}
+
+enum Attempt {
+    Done(ChatResponse),
+    Retry(String, Option<u64>),
+    Fatal(String),
+}
+
+fn js_err(v: &JsValue) -> String {
+    v.dyn_ref::<js_sys::Error>().map(|e| String::from(e.message())).unwrap_or_else(|| format!("{v:?}"))
+}
+
+/// `setTimeout(f, ms)` on the global object (window or worker); returns the timer id.
+fn set_timeout(f: &Function, ms: u64) -> Option<JsValue> {
+    let g = js_sys::global();
+    let st: Function = Reflect::get(&g, &"setTimeout".into()).ok()?.dyn_into().ok()?;
+    st.call2(&g, f, &JsValue::from_f64(ms as f64)).ok()
+}
+
+fn clear_timeout(id: &JsValue) {
+    let g = js_sys::global();
+    if let Some(ct) =
+        Reflect::get(&g, &"clearTimeout".into()).ok().and_then(|f| f.dyn_into::<Function>().ok())
+    {
+        let _ = ct.call1(&g, id);
+    }
+}
+
+/// Resolve after `ms` milliseconds.
+async fn sleep(ms: u64) {
+    let p = Promise::new(&mut |resolve, _| {
+        let _ = set_timeout(&resolve, ms);
+    });
+    let _ = JsFuture::from(p).await;
+}
+
+impl FetchClient {
+    /// A client for `config`.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for an invalid configuration ([`LlmConfig::validate`]).
+    pub fn new(config: LlmConfig) -> Result<Self> {
+        config.validate()?;
+        Ok(FetchClient {
+            config,
+            cancelled: RefCell::new(false),
+            in_flight: RefCell::new(None),
+            requests: RefCell::new(0),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &LlmConfig {
+        &self.config
+    }
+
+    /// HTTP requests sent so far (retries included).
+    pub fn requests_sent(&self) -> u64 {
+        *self.requests.borrow()
+    }
+
+    /// Cancel: the request in flight is aborted and no other is sent.
+    pub fn cancel(&self) {
+        *self.cancelled.borrow_mut() = true;
+        if let Some(c) = self.in_flight.borrow().as_ref() {
+            c.abort();
+        }
+    }
+
+    async fn attempt(&self, body: &str) -> Attempt {
+        let controller = match AbortController::new() {
+            Ok(c) => c,
+            Err(e) => return Attempt::Fatal(js_err(&e)),
+        };
+        let headers = match Headers::new() {
+            Ok(h) => h,
+            Err(e) => return Attempt::Fatal(js_err(&e)),
+        };
+        let _ = headers.set("Content-Type", "application/json");
+        if let Some(k) = &self.config.api_key {
+            let _ = headers.set("Authorization", &format!("Bearer {k}"));
+        }
+        let init = RequestInit::new();
+        init.set_method("POST");
+        init.set_body(&JsValue::from_str(body));
+        init.set_headers(&headers);
+        init.set_signal(Some(&controller.signal()));
+        let url = self.config.completions_url();
+        let request = match Request::new_with_str_and_init(&url, &init) {
+            Ok(r) => r,
+            Err(e) => return Attempt::Fatal(format!("bad request to {url}: {}", js_err(&e))),
+        };
+        let abort = {
+            let c = controller.clone();
+            wasm_bindgen::closure::Closure::once_into_js(move || c.abort())
+        };
+        let timer = abort.dyn_ref::<Function>().and_then(|f| set_timeout(f, self.config.timeout_ms));
+        *self.in_flight.borrow_mut() = Some(controller.clone());
+        *self.requests.borrow_mut() += 1;
+        let g = js_sys::global();
+        let fetch: Option<Function> = Reflect::get(&g, &"fetch".into()).ok().and_then(|f| f.dyn_into().ok());
+        let result = match fetch.map(|f| f.call1(&g, &request)) {
+            Some(Ok(p)) => self.read(JsFuture::from(Promise::from(p)).await, &controller, &url).await,
+            _ => Attempt::Fatal("fetch is not available here".into()),
+        };
+        if let Some(t) = timer {
+            clear_timeout(&t);
+        }
+        *self.in_flight.borrow_mut() = None;
+        result
+    }
+
+    async fn read(
+        &self,
+        sent: std::result::Result<JsValue, JsValue>,
+        controller: &AbortController,
+        url: &str,
+    ) -> Attempt {
+        let aborted = || controller.signal().aborted();
+        let resp: Response = match sent.and_then(|r| r.dyn_into::<Response>()) {
+            Ok(r) => r,
+            Err(e) => {
+                if *self.cancelled.borrow() {
+                    return Attempt::Fatal("cancelled".into());
+                }
+                if aborted() {
+                    return Attempt::Retry(
+                        format!("no answer from {url} within {} ms", self.config.timeout_ms),
+                        None,
+                    );
+                }
+                return Attempt::Retry(format!("{url}: {} ({CORS_HELP})", js_err(&e)), None);
+            }
+        };
+        let status = resp.status();
+        let retry_after =
+            resp.headers().get("Retry-After").ok().flatten().and_then(|v| v.trim().parse::<u64>().ok());
+        let text = match resp.text() {
+            Ok(p) => JsFuture::from(p).await,
+            Err(e) => Err(e),
+        };
+        let text = match text {
+            Ok(t) => t.as_string().unwrap_or_default(),
+            Err(e) => {
+                if *self.cancelled.borrow() {
+                    return Attempt::Fatal("cancelled".into());
+                }
+                if aborted() {
+                    return Attempt::Retry(
+                        format!("the answer from {url} took longer than {} ms", self.config.timeout_ms),
+                        None,
+                    );
+                }
+                return Attempt::Retry(format!("reading the answer failed: {}", js_err(&e)), None);
+            }
+        };
+        if !(200..300).contains(&status) {
+            let head: String = text.chars().take(120).collect();
+            let msg = format!("HTTP {status} from {url}: {head}");
+            return if status == 429 || status >= 500 {
+                Attempt::Retry(msg, retry_after)
+            } else {
+                Attempt::Fatal(msg)
+            };
+        }
+        match parse_completion(&text) {
+            Ok(r) => Attempt::Done(r),
+            Err(e) => Attempt::Fatal(e.to_string()),
+        }
+    }
+
+    /// Send `request` and wait for the answer, retrying per the configuration.
+    ///
+    /// # Errors
+    /// [`Error::Llm`] after the last failed attempt (HTTP status, timeout, a CORS refusal or an
+    /// unreachable server — the message says how to allow the page's origin —, a body that is
+    /// not a chat completion), or when cancelled.
+    pub async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse> {
+        let body = request_body(&self.config, request).to_string();
+        let mut last = String::new();
+        for attempt in 0..=self.config.retries {
+            if *self.cancelled.borrow() {
+                return Err(Error::Llm("cancelled".into()));
+            }
+            match self.attempt(&body).await {
+                Attempt::Done(mut r) => {
+                    r.attempts = attempt + 1;
+                    return Ok(r);
+                }
+                Attempt::Fatal(m) => return Err(Error::Llm(m)),
+                Attempt::Retry(m, retry_after) => {
+                    last = m;
+                    if attempt < self.config.retries {
+                        sleep(self.config.backoff(attempt, retry_after)).await;
+                    }
+                }
+            }
+        }
+        Err(Error::Llm(format!("{last} (after {} attempts)", self.config.retries + 1)))
+    }
+}

@@ -1,0 +1,138 @@
+//! The native (CLI, tests) chat-completions client: blocking HTTP through `ureq`, with timeouts,
+//! retries with exponential back-off on 429 / 5xx / timeouts / connection failures (honouring
+//! `Retry-After` in seconds), and cancellation.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::{parse_completion, request_body, ChatRequest, ChatResponse, LlmClient, LlmConfig};
+use crate::error::{Error, Result};
+
+/// A blocking OpenAI-compatible client (native targets only; the page uses `fetch`).
+///
+/// Thread-safe: clones share the connection pool, the cancel flag and the counters.
+#[derive(Clone)]
+pub struct HttpClient {
+    config: LlmConfig,
+    agent: ureq::Agent,
+    cancelled: Arc<AtomicBool>,
+    requests: Arc<AtomicU64>,
+}
+
+impl std::fmt::Debug for HttpClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpClient").field("config", &self.config).finish()
+    }
+}
+
+/// What one attempt came to.
+enum Attempt {
+    Done(ChatResponse),
+    /// Worth another try, with the server's Retry-After (seconds) if it gave one.
+    Retry(String, Option<u64>),
+    Fatal(String),
+}
+
+impl HttpClient {
+    /// A client for `config`.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when the configuration is invalid ([`LlmConfig::validate`]).
+    pub fn new(config: LlmConfig) -> Result<Self> {
+        config.validate()?;
+        let agent = ureq::AgentBuilder::new()
+            .timeout(Duration::from_millis(config.timeout_ms))
+            .max_idle_connections_per_host(config.concurrency.max(1))
+            .build();
+        Ok(HttpClient {
+            config,
+            agent,
+            cancelled: Arc::new(AtomicBool::new(false)),
+            requests: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
+    /// Cancel: requests not yet sent and back-offs under way fail at once with [`Error::Llm`]
+    /// ("cancelled"); a request in flight ends at its timeout. Shared by every clone.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::SeqCst);
+    }
+
+    /// HTTP requests sent so far (retries included), by this client and its clones.
+    pub fn requests_sent(&self) -> u64 {
+        self.requests.load(Ordering::SeqCst)
+    }
+
+    fn attempt(&self, body: &str) -> Attempt {
+        let mut req = self.agent.post(&self.config.completions_url()).set("Content-Type", "application/json");
+        if let Some(k) = &self.config.api_key {
+            req = req.set("Authorization", &format!("Bearer {k}"));
+        }
+        self.requests.fetch_add(1, Ordering::SeqCst);
+        match req.send_string(body) {
+            Ok(resp) => match resp.into_string() {
+                Ok(text) => match parse_completion(&text) {
+                    Ok(r) => Attempt::Done(r),
+                    Err(e) => Attempt::Fatal(e.to_string()),
+                },
+                Err(e) => Attempt::Retry(format!("reading the answer failed: {e}"), None),
+            },
+            Err(ureq::Error::Status(code, resp)) => {
+                let retry_after = resp.header("Retry-After").and_then(|v| v.trim().parse::<u64>().ok());
+                let head: String = resp.into_string().unwrap_or_default().chars().take(120).collect();
+                let msg = format!("HTTP {code} from {}: {head}", self.config.completions_url());
+                if code == 429 || code >= 500 {
+                    Attempt::Retry(msg, retry_after)
+                } else {
+                    Attempt::Fatal(msg)
+                }
+            }
+            Err(ureq::Error::Transport(t)) => {
+                Attempt::Retry(format!("cannot reach {}: {t}", self.config.completions_url()), None)
+            }
+        }
+    }
+
+    /// Sleep `ms`, waking early (with an error) when cancelled.
+    fn sleep(&self, ms: u64) -> Result<()> {
+        let end = Instant::now() + Duration::from_millis(ms);
+        while Instant::now() < end {
+            if self.cancelled.load(Ordering::SeqCst) {
+                return Err(Error::Llm("cancelled".into()));
+            }
+            std::thread::sleep(Duration::from_millis(20).min(end.saturating_duration_since(Instant::now())));
+        }
+        Ok(())
+    }
+}
+
+impl LlmClient for HttpClient {
+    fn config(&self) -> &LlmConfig {
+        &self.config
+    }
+
+    fn chat(&self, request: &ChatRequest) -> Result<ChatResponse> {
+        let body = request_body(&self.config, request).to_string();
+        let mut last = String::new();
+        for attempt in 0..=self.config.retries {
+            if self.cancelled.load(Ordering::SeqCst) {
+                return Err(Error::Llm("cancelled".into()));
+            }
+            match self.attempt(&body) {
+                Attempt::Done(mut r) => {
+                    r.attempts = attempt + 1;
+                    return Ok(r);
+                }
+                Attempt::Fatal(m) => return Err(Error::Llm(m)),
+                Attempt::Retry(m, retry_after) => {
+                    last = m;
+                    if attempt < self.config.retries {
+                        self.sleep(self.config.backoff(attempt, retry_after))?;
+                    }
+                }
+            }
+        }
+        Err(Error::Llm(format!("{last} (after {} attempts)", self.config.retries + 1)))
+    }
+}
