@@ -15,6 +15,7 @@
 //! - [`catrag`]: query-time graph retrieval over the knowledge graph, HippoRAG 2's static PPR
 //!   and CatRAG's anchoring, key-fact boost, pruning and edge tiering, with explanations.
 
+pub mod cage;
 pub mod catrag;
 pub mod corpus;
 pub mod embed;

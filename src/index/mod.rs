@@ -16,6 +16,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cage::{Cage, CageConfig, Reranked};
 use crate::catrag::{
     explain, top_entities, CatragConfig, EdgeTierer, EmbeddingSimilarityTierer, ExplainConfig, GraphMethod,
     PassageExplanation, PathNode, QueryInput, Retrieval, Retriever,
@@ -44,6 +45,8 @@ pub struct IndexConfig {
     pub graph: GraphConfig,
     /// The graph methods' query-time parameters (METHOD.md §3) and CatRAG's ablation flags.
     pub catrag: CatragConfig,
+    /// CAGE reranking (METHOD.md §4: α, β_cage, candidates) and its ablation flags.
+    pub cage: CageConfig,
 }
 
 /// A retrieval method. Parse one from its name with [`str::parse`]; [`Method::NAMES`] lists them.
@@ -67,6 +70,16 @@ pub enum Method {
     /// ([`crate::catrag`], [`GraphMethod::CatRag`]; ablations in [`CatragConfig`]). Needs the
     /// static embedder and [`Index::build_graph`].
     Catrag,
+    /// CAGE (METHOD.md §4): `dense`'s top N (20) reranked by coherence fused with cos(query, p)
+    /// ([`crate::cage`]). Needs the static embedder and [`Index::attach_cage`].
+    #[serde(rename = "cage")]
+    Cage,
+    /// CAGE over `bm25`'s top N: relevance is still the static embedder's cos(query, p).
+    #[serde(rename = "bm25+cage")]
+    Bm25Cage,
+    /// CAGE over `catrag`'s top N. Needs what `catrag` and `cage` need.
+    #[serde(rename = "catrag+cage")]
+    CatragCage,
 }
 
 /// The embedders a method can need; an [`Index`] holds passage vectors for each one attached.
@@ -98,12 +111,30 @@ impl EmbedderSlot {
 
 impl Method {
     /// Every method's name, as accepted by `FromStr` and printed by `Display`.
-    pub const NAMES: &'static [&'static str] =
-        &["bm25", "dense", "dense-minilm", "hybrid", "hipporag", "catrag"];
+    pub const NAMES: &'static [&'static str] = &[
+        "bm25",
+        "dense",
+        "dense-minilm",
+        "hybrid",
+        "hipporag",
+        "catrag",
+        "cage",
+        "bm25+cage",
+        "catrag+cage",
+    ];
 
     /// Every method, in the order of [`Method::NAMES`].
-    pub const ALL: [Method; 6] =
-        [Method::Bm25, Method::Dense, Method::DenseMinilm, Method::Hybrid, Method::Hipporag, Method::Catrag];
+    pub const ALL: [Method; 9] = [
+        Method::Bm25,
+        Method::Dense,
+        Method::DenseMinilm,
+        Method::Hybrid,
+        Method::Hipporag,
+        Method::Catrag,
+        Method::Cage,
+        Method::Bm25Cage,
+        Method::CatragCage,
+    ];
 
     /// The method's name.
     pub fn name(self) -> &'static str {
@@ -114,6 +145,20 @@ impl Method {
             Method::Hybrid => "hybrid",
             Method::Hipporag => "hipporag",
             Method::Catrag => "catrag",
+            Method::Cage => "cage",
+            Method::Bm25Cage => "bm25+cage",
+            Method::CatragCage => "catrag+cage",
+        }
+    }
+
+    /// For the CAGE methods, the first stage whose top N they rerank (`dense`, `bm25`,
+    /// `catrag`); `None` for the others.
+    pub fn cage_first_stage(self) -> Option<Method> {
+        match self {
+            Method::Cage => Some(Method::Dense),
+            Method::Bm25Cage => Some(Method::Bm25),
+            Method::CatragCage => Some(Method::Catrag),
+            _ => None,
         }
     }
 
@@ -122,17 +167,23 @@ impl Method {
     pub fn embedder(self) -> Option<EmbedderSlot> {
         match self {
             Method::Bm25 => None,
-            Method::Dense | Method::Hybrid | Method::Hipporag | Method::Catrag => Some(EmbedderSlot::Static),
+            Method::Dense
+            | Method::Hybrid
+            | Method::Hipporag
+            | Method::Catrag
+            | Method::Cage
+            | Method::Bm25Cage
+            | Method::CatragCage => Some(EmbedderSlot::Static),
             Method::DenseMinilm => Some(EmbedderSlot::Minilm),
         }
     }
 
     /// The graph method this is, if it walks the knowledge graph (then it also needs
-    /// [`Index::build_graph`]).
+    /// [`Index::build_graph`]); `catrag+cage` walks it as its first stage.
     pub fn graph_method(self) -> Option<GraphMethod> {
         match self {
             Method::Hipporag => Some(GraphMethod::HippoRag),
-            Method::Catrag => Some(GraphMethod::CatRag),
+            Method::Catrag | Method::CatragCage => Some(GraphMethod::CatRag),
             _ => None,
         }
     }
@@ -219,6 +270,7 @@ pub struct Index {
     dense: [Option<DenseField>; 2],
     config: IndexConfig,
     graph: Option<KnowledgeGraph>,
+    cage: Option<Rc<Cage>>,
 }
 
 impl std::fmt::Debug for Index {
@@ -265,6 +317,7 @@ impl Index {
     ) -> Result<Index> {
         config.graph.validate()?;
         config.catrag.validate()?;
+        config.cage.validate()?;
         let analyzer = Analyzer::english();
         let bm25 = Bm25::build(corpus, &analyzer, config.bm25, progress)?;
         Ok(Index {
@@ -274,6 +327,7 @@ impl Index {
             dense: [None, None],
             config: config.clone(),
             graph: None,
+            cage: None,
         })
     }
 
@@ -401,13 +455,14 @@ impl Index {
         stats.merge(&out.stats);
         let extract_ms = clock.ms();
         let clock = Stopwatch::start();
-        let (graph, add) = graph.extend(first_index, new, &triples, embedder.as_ref(), &mut |step, d, t| {
-            let stage = match step {
-                crate::graph::BuildStep::Embedding => GraphStage::Embedding,
-                crate::graph::BuildStep::Synonyms => GraphStage::Synonyms,
-            };
-            progress(stage, d, t)
-        })?;
+        let (graph, add) =
+            graph.extend(first_index, new, &triples, embedder.as_ref(), &mut |step, d, t| {
+                let stage = match step {
+                    crate::graph::BuildStep::Embedding => GraphStage::Embedding,
+                    crate::graph::BuildStep::Synonyms => GraphStage::Synonyms,
+                };
+                progress(stage, d, t)
+            })?;
         let extend_ms = clock.ms();
         report.triples += triples.len();
         report.extract = Some(stats);
@@ -551,6 +606,7 @@ impl Index {
     pub fn supports(&self, method: Method) -> bool {
         method.embedder().map_or(true, |slot| self.dense[slot.index()].is_some())
             && (method.graph_method().is_none() || self.graph.is_some())
+            && (method.cage_first_stage().is_none() || self.cage.is_some())
     }
 
     /// The top `k` passages for `query` by `method`, best first; ties break by passage id.
@@ -566,6 +622,9 @@ impl Index {
     /// [`Error::MissingGraph`] when a graph method is asked before [`Index::build_graph`]; the
     /// embedder's own error when it fails on the query.
     pub fn search(&self, query: &str, k: usize, method: Method) -> Result<Vec<Hit>> {
+        if method.cage_first_stage().is_some() {
+            return Ok(self.search_cage(query, k, method)?.into_iter().map(|(h, _)| h).collect());
+        }
         if method.graph_method().is_some() {
             return Ok(self.search_graph(query, k, method)?.hits);
         }
@@ -578,7 +637,10 @@ impl Index {
                 let dense = top_k(self.field(method)?.score_all(query)?, depth, &self.corpus);
                 reciprocal_rank_fusion(&[&lexical, &dense], RRF_K)
             }
-            Method::Hipporag | Method::Catrag => Vec::new(), // handled above
+            // handled above
+            Method::Hipporag | Method::Catrag | Method::Cage | Method::Bm25Cage | Method::CatragCage => {
+                Vec::new()
+            }
         };
         Ok(top_k(scored, k, &self.corpus))
     }
@@ -674,6 +736,69 @@ impl Index {
             retrieval: found.retrieval,
             passages,
         })
+    }
+
+    /// Attach the CAGE reranker (its R-GCN, and the GCN for the ablation) for the methods
+    /// `cage`, `bm25+cage` and `catrag+cage`.
+    pub fn attach_cage(&mut self, cage: Rc<Cage>) {
+        self.cage = Some(cage);
+    }
+
+    /// The attached CAGE reranker, if any.
+    pub fn cage(&self) -> Option<&Rc<Cage>> {
+        self.cage.as_ref()
+    }
+
+    /// Replace CAGE's configuration (α, β, candidates, ablations). Takes effect from the next
+    /// search.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when `config` is out of range; the index is unchanged then.
+    pub fn set_cage_config(&mut self, config: CageConfig) -> Result<()> {
+        config.validate()?;
+        self.config.cage = config;
+        Ok(())
+    }
+
+    /// A CAGE method's search (METHOD.md §4): the first stage's top `candidates` (N = 20)
+    /// ([`Method::cage_first_stage`]), each candidate's cos(query, p) with the static embedder,
+    /// its passage graph embedded by the R-GCN, coherence and fusion
+    /// ([`crate::cage::Cage::rerank`]). Returns the top `k` hits (score = fused score) with
+    /// their [`Reranked`] details (relevance, coherence).
+    ///
+    /// # Errors
+    /// [`Error::UnknownMethod`] for a method that is not a CAGE method; [`Error::Model`] when no
+    /// CAGE model is attached ([`Index::attach_cage`]); the first stage's and the model's errors.
+    pub fn search_cage(&self, query: &str, k: usize, method: Method) -> Result<Vec<(Hit, Reranked)>> {
+        let first = method.cage_first_stage().ok_or_else(|| Error::UnknownMethod {
+            name: method.name().to_string(),
+            known: "cage, bm25+cage, catrag+cage".into(),
+        })?;
+        let cage = self.cage.as_ref().ok_or_else(|| Error::Model {
+            what: "CAGE".into(),
+            message: format!(
+                "method {} needs the CAGE model: attach it first (a build with the cargo feature `cage`)",
+                method.name()
+            ),
+        })?;
+        let cfg = &self.config.cage;
+        let field = self.field(Method::Dense)?;
+        let candidates = self.search(query, cfg.candidates, first)?;
+        let q = field.embedder().embed(query)?;
+        let relevance: Vec<f32> = candidates
+            .iter()
+            .map(|h| field.vectors().row(h.passage as usize).map_or(0.0, |v| crate::embed::dot(v, &q)))
+            .collect();
+        let passages: Vec<(&str, &str)> = candidates
+            .iter()
+            .map(|h| self.corpus.get(h.passage).map_or(("", ""), |p| (p.title.as_str(), p.text.as_str())))
+            .collect();
+        let reranked = cage.rerank(&passages, &relevance, field.embedder().as_ref(), cfg)?;
+        Ok(reranked
+            .into_iter()
+            .take(k)
+            .map(|r| (Hit { passage: candidates[r.candidate].passage, score: r.score }, r))
+            .collect())
     }
 
     fn field(&self, method: Method) -> Result<&DenseField> {
