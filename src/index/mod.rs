@@ -16,7 +16,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cage::{Cage, CageConfig, Reranked};
+use crate::cage::{Cage, CageConfig, GraphBatch, PassageGraph, Reranked};
 use crate::catrag::{
     explain, top_entities, CatragConfig, EdgeTierer, EmbeddingSimilarityTierer, ExplainConfig, GraphMethod,
     PassageExplanation, PathNode, QueryInput, Retrieval, Retriever,
@@ -260,6 +260,16 @@ pub struct SearchExplanation {
     pub top_entities: Vec<PathNode>,
     /// One explanation per hit, in hit order.
     pub passages: Vec<PassageExplanation>,
+}
+
+/// A CAGE query's candidates ([`Index::cage_candidates`]): the first stage's hits and each
+/// one's cos(query, p) with the static embedder, in the same order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CageCandidates {
+    /// The first stage's top N, best first.
+    pub hits: Vec<Hit>,
+    /// cos(query, passage) per hit.
+    pub relevance: Vec<f32>,
 }
 
 /// A corpus with its search structures, ready to query.
@@ -760,20 +770,14 @@ impl Index {
         Ok(())
     }
 
-    /// A CAGE method's search (METHOD.md §4): the first stage's top `candidates` (N = 20)
-    /// ([`Method::cage_first_stage`]), each candidate's cos(query, p) with the static embedder,
-    /// its passage graph embedded by the R-GCN, coherence and fusion
-    /// ([`crate::cage::Cage::rerank`]). Returns the top `k` hits (score = fused score) with
-    /// their [`Reranked`] details (relevance, coherence).
+    /// A CAGE method's search (METHOD.md §4): [`Index::cage_candidates`], the attached R-GCN
+    /// (or GCN) on [`Index::cage_batch`], then coherence and fusion ([`Index::cage_finish`]).
+    /// Returns the top `k` hits (score = fused score) with their [`Reranked`] details.
     ///
     /// # Errors
     /// [`Error::UnknownMethod`] for a method that is not a CAGE method; [`Error::Model`] when no
     /// CAGE model is attached ([`Index::attach_cage`]); the first stage's and the model's errors.
     pub fn search_cage(&self, query: &str, k: usize, method: Method) -> Result<Vec<(Hit, Reranked)>> {
-        let first = method.cage_first_stage().ok_or_else(|| Error::UnknownMethod {
-            name: method.name().to_string(),
-            known: "cage, bm25+cage, catrag+cage".into(),
-        })?;
         let cage = self.cage.as_ref().ok_or_else(|| Error::Model {
             what: "CAGE".into(),
             message: format!(
@@ -782,22 +786,76 @@ impl Index {
             ),
         })?;
         let cfg = &self.config.cage;
+        let found = self.cage_candidates(query, method)?;
         let field = self.field(Method::Dense)?;
-        let candidates = self.search(query, cfg.candidates, first)?;
-        let q = field.embedder().embed(query)?;
-        let relevance: Vec<f32> = candidates
-            .iter()
-            .map(|h| field.vectors().row(h.passage as usize).map_or(0.0, |v| crate::embed::dot(v, &q)))
-            .collect();
-        let passages: Vec<(&str, &str)> = candidates
+        let passages: Vec<(&str, &str)> = found
+            .hits
             .iter()
             .map(|h| self.corpus.get(h.passage).map_or(("", ""), |p| (p.title.as_str(), p.text.as_str())))
             .collect();
-        let reranked = cage.rerank(&passages, &relevance, field.embedder().as_ref(), cfg)?;
+        let (z, dim) = cage.embed_graphs(&passages, field.embedder().as_ref(), cfg)?;
+        self.cage_finish(&found, &z, dim, k)
+    }
+
+    /// CAGE's first half (METHOD.md §4): the first stage's top `candidates` (N = 20;
+    /// [`Method::cage_first_stage`]) and each one's cos(query, p) with the static embedder.
+    ///
+    /// # Errors
+    /// [`Error::UnknownMethod`] for a method that is not a CAGE method;
+    /// [`Error::MissingEmbedder`] without the static embedder; the first stage's errors.
+    pub fn cage_candidates(&self, query: &str, method: Method) -> Result<CageCandidates> {
+        let first = method.cage_first_stage().ok_or_else(|| Error::UnknownMethod {
+            name: method.name().to_string(),
+            known: "cage, bm25+cage, catrag+cage".into(),
+        })?;
+        let field = self.field(Method::Dense)?;
+        let hits = self.search(query, self.config.cage.candidates, first)?;
+        let q = field.embedder().embed(query)?;
+        let relevance = hits
+            .iter()
+            .map(|h| field.vectors().row(h.passage as usize).map_or(0.0, |v| crate::embed::dot(v, &q)))
+            .collect();
+        Ok(CageCandidates { hits, relevance })
+    }
+
+    /// The R-GCN's input tensors for `candidates` (passage graphs with β as configured, node
+    /// features from the static embedder; merged channels for the plain-GCN ablation).
+    ///
+    /// # Errors
+    /// [`Error::MissingEmbedder`] without the static embedder.
+    pub fn cage_batch(&self, candidates: &CageCandidates) -> Result<(Vec<PassageGraph>, GraphBatch)> {
+        let field = self.field(Method::Dense)?;
+        let pipeline = Pipeline::english()?;
+        let beta = self.config.cage.effective_beta();
+        let graphs: Vec<PassageGraph> = candidates
+            .hits
+            .iter()
+            .map(|h| {
+                let (t, x) = self.corpus.get(h.passage).map_or(("", ""), |p| (p.title.as_str(), p.text.as_str()));
+                PassageGraph::build(&pipeline.analyze(t, x), beta)
+            })
+            .collect();
+        let batch = GraphBatch::new(&graphs, field.embedder().as_ref(), self.config.cage.plain_gcn)?;
+        Ok((graphs, batch))
+    }
+
+    /// CAGE's second half: coherence of the graph embeddings `z` (`candidates × dim`, in
+    /// candidate order), fusion with α, the top `k`.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when `z` has the wrong length.
+    pub fn cage_finish(
+        &self,
+        candidates: &CageCandidates,
+        z: &[f32],
+        dim: usize,
+        k: usize,
+    ) -> Result<Vec<(Hit, Reranked)>> {
+        let reranked = crate::cage::rerank_with(&candidates.relevance, z, dim, self.config.cage.alpha)?;
         Ok(reranked
             .into_iter()
             .take(k)
-            .map(|r| (Hit { passage: candidates[r.candidate].passage, score: r.score }, r))
+            .map(|r| (Hit { passage: candidates.hits[r.candidate].passage, score: r.score }, r))
             .collect())
     }
 
