@@ -40,9 +40,11 @@ fn rgcn_in_wasm_equals_the_training_reference() {
 fn rerank_20_candidates_timed() {
     let fx: Value = serde_json::from_str(include_str!("fixtures/cage/pool20.json")).unwrap();
     let embedder = StaticEmbedder::minilm().unwrap();
-    let cage =
-        Cage::new(Rc::new(RgcnModel::bundled_rgcn().unwrap()), Some(Rc::new(RgcnModel::bundled_gcn().unwrap())))
-            .unwrap();
+    let cage = Cage::new(
+        Rc::new(RgcnModel::bundled_rgcn().unwrap()),
+        Some(Rc::new(RgcnModel::bundled_gcn().unwrap())),
+    )
+    .unwrap();
     let ps: Vec<(String, String)> = fx["passages"]
         .as_array()
         .unwrap()

@@ -42,7 +42,12 @@ fn tract_error(context: &str, e: &TractError) -> Error {
 }
 
 fn fixed(fact: &InferenceFact, axis: usize) -> Option<usize> {
-    fact.shape.dims().nth(axis).and_then(|d| d.concretize()).and_then(|d| d.as_i64()).and_then(|d| usize::try_from(d).ok())
+    fact.shape
+        .dims()
+        .nth(axis)
+        .and_then(|d| d.concretize())
+        .and_then(|d| d.as_i64())
+        .and_then(|d| usize::try_from(d).ok())
 }
 
 impl RgcnModel {
@@ -89,7 +94,10 @@ impl RgcnModel {
             .set_input_fact(0, f32::fact([batch.to_dim(), nodes.to_dim(), feature_dim.to_dim()]).into())
             .map_err(|e| tract_error("setting the input shapes", &e))?;
         model
-            .set_input_fact(1, f32::fact([batch.to_dim(), channels.to_dim(), nodes.to_dim(), nodes.to_dim()]).into())
+            .set_input_fact(
+                1,
+                f32::fact([batch.to_dim(), channels.to_dim(), nodes.to_dim(), nodes.to_dim()]).into(),
+            )
             .map_err(|e| tract_error("setting the input shapes", &e))?;
         let typed = model.into_optimized().map_err(|e| tract_error("optimising the graph", &e))?;
         let out = typed.output_fact(0).map_err(|e| tract_error("reading the output", &e))?;

@@ -667,7 +667,8 @@ impl Index {
     /// [`Error::MissingEmbedder`] without the static embedder's passage vectors;
     /// [`Error::MissingGraph`] before [`Index::build_graph`]; the embedder's errors.
     pub fn search_graph(&self, query: &str, k: usize, method: Method) -> Result<GraphSearch> {
-        let gm = method.graph_method().ok_or_else(|| Error::UnknownMethod {
+        // `catrag+cage` walks the graph only as its first stage: search it with `search`.
+        let gm = method.graph_method().filter(|_| method.cage_first_stage().is_none()).ok_or_else(|| Error::UnknownMethod {
             name: method.name().to_string(),
             known: "hipporag, catrag".into(),
         })?;
