@@ -361,6 +361,9 @@ pub struct Report {
     /// Graph methods: their configuration.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub catrag: Option<CatragConfig>,
+    /// CAGE methods: their configuration (α, β, candidates, ablations).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cage: Option<crate::cage::CageConfig>,
     /// Graph methods, corpus setting: how the graph build went (pool setting: the last pool's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub graph: Option<GraphBuildReport>,
@@ -494,6 +497,8 @@ pub struct Embedders {
     pub static_embedder: Option<Rc<dyn Embedder>>,
     /// For `dense-minilm`.
     pub minilm: Option<Rc<dyn Embedder>>,
+    /// The CAGE reranker, for `cage`, `bm25+cage` and `catrag+cage`.
+    pub cage: Option<Rc<crate::cage::Cage>>,
 }
 
 impl Embedders {
@@ -611,6 +616,9 @@ pub fn evaluate_with(
                 m.extend(v.row(r as usize).unwrap_or_default())?;
             }
             index.attach_vectors(*slot, e.clone(), m)?;
+            if let Some(c) = &embedders.cage {
+                index.attach_cage(c.clone());
+            }
             if graph_method {
                 // Pool passage j is corpus passage rows[j].
                 let mut triples = Vec::new();
@@ -660,7 +668,7 @@ pub fn evaluate_with(
             }
         };
         let t = Instant::now();
-        let hits = if graph_method {
+        let hits = if graph_method && method.cage_first_stage().is_none() {
             let found = index.search_graph(&q.question, depth, method)?;
             query_ms += t.elapsed().as_secs_f64() * 1e3;
             diag.add(index, &q.question, &found.retrieval)?;
@@ -701,12 +709,21 @@ pub fn evaluate_with(
             k,
         );
     }
-    let label = match (method.graph_method(), config.catrag.ablations()) {
+    let mut label = match (method.graph_method(), config.catrag.ablations()) {
         (Some(crate::catrag::GraphMethod::CatRag), flags) if !flags.is_empty() => {
             format!("{} {}", method.name(), flags.join(" "))
         }
         _ => method.name().to_string(),
     };
+    if method.cage_first_stage().is_some() {
+        for f in config.cage.ablations() {
+            label.push(' ');
+            label.push_str(f);
+        }
+        if (config.cage.alpha - crate::cage::CageConfig::default().alpha).abs() > 1e-6 {
+            label.push_str(&format!(" alpha={}", config.cage.alpha));
+        }
+    }
     Ok(Report {
         dataset: dataset.name.clone(),
         method: method.name().to_string(),
@@ -718,6 +735,7 @@ pub fn evaluate_with(
         ms_per_query: query_ms / dataset.questions.len() as f64,
         index_ms,
         catrag: graph_method.then(|| config.catrag.clone()),
+        cage: method.cage_first_stage().map(|_| config.cage.clone()),
         graph: graph_report,
         diagnostics: graph_method.then(|| diag.finish()),
         answers: hooks.answerer.is_some().then(|| {

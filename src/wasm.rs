@@ -476,6 +476,11 @@ impl Engine {
         let names: Vec<&str> = Method::ALL
             .into_iter()
             .filter(|m| m.graph_method().is_none() || graph_built)
+            // CAGE needs its R-GCN (tract), which this package does not attach yet.
+            .filter(|m| {
+                m.cage_first_stage().is_none()
+                    || matches!(&self.state, Some(State::Built(index)) if index.cage().is_some())
+            })
             .filter(|m| match m.embedder() {
                 None => true,
                 Some(EmbedderSlot::Static) => self.static_embedder.is_some(),
@@ -826,4 +831,197 @@ fn search_options(options: Option<SearchOptionsArg>) -> Result<(usize, Method), 
     }
     let method: Method = opts.method.as_deref().unwrap_or("bm25").parse().map_err(js_err)?;
     Ok((k as usize, method))
+}
+
+// ---------------------------------------------------------------------------------------------
+// CAGE (METHOD.md §4). The R-GCN runs with tract, which only the MiniLM package carries (cargo
+// features `minilm,cage`); the main package computes the passage graphs and the fusion. A
+// search by `cage`, `bm25+cage` or `catrag+cage` is therefore three calls:
+//   const inputs = engine.cageInputs(query, {method});            // candidates and tensors
+//   const z = model.encode(inputs.features, inputs.adjacency, inputs.batch, inputs.nodes);
+//   const hits = engine.cageSearch(query, {k, method}, z, model.dim); // hits with coherence
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CageInputsOut {
+    /// Candidate passage ids, in the first stage's order.
+    candidates: Vec<String>,
+    relevance: Vec<f32>,
+    batch: usize,
+    nodes: usize,
+    channels: usize,
+    feature_dim: usize,
+    #[serde(with = "serde_bytes_f32")]
+    features: Vec<f32>,
+    #[serde(with = "serde_bytes_f32")]
+    adjacency: Vec<f32>,
+}
+
+/// f32 arrays out as plain number arrays (serde-wasm-bindgen has no typed-array path here).
+mod serde_bytes_f32 {
+    pub fn serialize<S: serde::Serializer>(v: &[f32], s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(v.iter())
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct CageHit<'a> {
+    rank: usize,
+    id: &'a str,
+    title: &'a str,
+    text: &'a str,
+    score: f32,
+    highlights: Vec<(u32, u32)>,
+    title_highlights: Vec<(u32, u32)>,
+    /// cos(query, passage) with the static embedder.
+    relevance: f32,
+    /// Mean cosine of this passage's graph embedding with the other candidates'.
+    coherence: f32,
+}
+
+fn cage_method(options: Option<SearchOptionsArg>) -> Result<(usize, Method), JsError> {
+    let (k, method) = search_options(options)?;
+    if method.cage_first_stage().is_none() {
+        return Err(js_err(format!("a CAGE method (cage, bm25+cage, catrag+cage) is needed, not {:?}", method.name())));
+    }
+    Ok((k, method))
+}
+
+#[wasm_bindgen]
+impl Engine {
+    /// CAGE, step 1: the first stage's top 20 for `query` and the R-GCN's inputs for them
+    /// (`{candidates, relevance, batch, nodes, channels, featureDim, features, adjacency}`;
+    /// features `[batch, nodes, 256]`, adjacency `[batch, channels, nodes, nodes]`, row-major).
+    /// Options `{method}` (`cage`, `bm25+cage` or `catrag+cage`). Needs the static embedder
+    /// (and the graph for `catrag+cage`).
+    #[wasm_bindgen(js_name = cageInputs)]
+    pub fn cage_inputs(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
+        let (_, method) = cage_method(options)?;
+        let Some(State::Built(index)) = &self.state else {
+            return Err(js_err(crate::Error::NotBuilt));
+        };
+        let found = index.cage_candidates(query, method).map_err(js_err)?;
+        let (_, batch) = index.cage_batch(&found).map_err(js_err)?;
+        let candidates =
+            found.hits.iter().filter_map(|h| index.corpus().get(h.passage).map(|p| p.id.clone())).collect();
+        to_js(&CageInputsOut {
+            candidates,
+            relevance: found.relevance,
+            batch: batch.batch,
+            nodes: batch.nodes,
+            channels: batch.channels,
+            feature_dim: batch.feature_dim,
+            features: batch.features,
+            adjacency: batch.adjacency,
+        })
+        .map_err(js_err)
+    }
+
+    /// CAGE, step 2: rerank `query`'s candidates (the same as `cageInputs` gave) with their
+    /// graph embeddings `z` (`batch × dim` floats from `CageModel.encode`): coherence, fusion
+    /// with α, the top `k`. Hits as `search`, plus `relevance` and `coherence`.
+    #[wasm_bindgen(js_name = cageSearch)]
+    pub fn cage_search(
+        &self,
+        query: &str,
+        options: Option<SearchOptionsArg>,
+        z: &[f32],
+        dim: usize,
+    ) -> Result<JsValue, JsError> {
+        let (k, method) = cage_method(options)?;
+        let Some(State::Built(index)) = &self.state else {
+            return Err(js_err(crate::Error::NotBuilt));
+        };
+        let found = index.cage_candidates(query, method).map_err(js_err)?;
+        let ranked = index.cage_finish(&found, z, dim, k).map_err(js_err)?;
+        let terms = index.query_terms(query);
+        let out: Vec<CageHit> = ranked
+            .iter()
+            .enumerate()
+            .filter_map(|(rank, (h, r))| {
+                let p = index.corpus().get(h.passage)?;
+                Some(CageHit {
+                    rank: rank + 1,
+                    id: &p.id,
+                    title: &p.title,
+                    text: &p.text,
+                    score: h.score,
+                    highlights: utf16_ranges(&p.text, &index.highlights(&terms, &p.text)),
+                    title_highlights: utf16_ranges(&p.title, &index.highlights(&terms, &p.title)),
+                    relevance: r.relevance,
+                    coherence: r.coherence,
+                })
+            })
+            .collect();
+        to_js(&out).map_err(js_err)
+    }
+
+    /// CAGE's passage graph of passage `id` (METHOD.md §4): `{nodes: [lemma], edges: [{source,
+    /// target, relation, weight}], min_out_degree: [bool], beta, relations: [name]}` with β as
+    /// configured (1.5).
+    #[wasm_bindgen(js_name = cagePassageGraph)]
+    pub fn cage_passage_graph(&self, id: &str) -> Result<JsValue, JsError> {
+        let Some(State::Built(index)) = &self.state else {
+            return Err(js_err(crate::Error::NotBuilt));
+        };
+        let i = index.corpus().index_of(id).ok_or_else(|| js_err(format!("no passage has the id {id:?}")))?;
+        let p = index.corpus().get(i).ok_or_else(|| js_err(format!("no passage has the id {id:?}")))?;
+        let doc = crate::text::Pipeline::english().map_err(js_err)?.analyze(&p.title, &p.text);
+        let g = crate::cage::PassageGraph::build(&doc, index.config().cage.effective_beta());
+        #[derive(Serialize)]
+        struct Out<'a> {
+            #[serde(flatten)]
+            graph: &'a crate::cage::PassageGraph,
+            relations: &'static [&'static str],
+        }
+        to_js(&Out { graph: &g, relations: &crate::cage::RELATIONS }).map_err(js_err)
+    }
+}
+
+/// CAGE's R-GCN through tract (`assets/cage/rgcn-int8.onnx`, 330 KB), in the MiniLM package
+/// only (cargo feature `cage`).
+///
+/// ```js
+/// const model = new CageModel(new Uint8Array(await (await fetch("cage/rgcn-int8.onnx")).arrayBuffer()));
+/// const z = model.encode(inputs.features, inputs.adjacency, inputs.batch, inputs.nodes); // batch × 128
+/// ```
+#[cfg(feature = "cage")]
+#[wasm_bindgen]
+pub struct CageModel {
+    inner: crate::cage::tract::RgcnModel,
+}
+
+#[cfg(feature = "cage")]
+#[wasm_bindgen]
+impl CageModel {
+    /// Load and optimise the model from its ONNX bytes. Throws when they are not a CAGE model.
+    #[wasm_bindgen(constructor)]
+    pub fn new(model: &[u8]) -> Result<CageModel, JsError> {
+        Ok(CageModel { inner: crate::cage::tract::RgcnModel::from_onnx_bytes(model).map_err(js_err)? })
+    }
+
+    /// Output dimension (128).
+    #[wasm_bindgen(getter)]
+    pub fn dim(&self) -> usize {
+        use crate::cage::GraphEncoder;
+        self.inner.dim()
+    }
+
+    /// Graph embeddings of a batch: `features` `[batch, nodes, 256]` and `adjacency`
+    /// `[batch, channels, nodes, nodes]` as `Engine.cageInputs` gives them; returns
+    /// `batch × dim` floats. Throws on shapes that do not fit.
+    pub fn encode(&self, features: Vec<f32>, adjacency: Vec<f32>, batch: usize, nodes: usize) -> Result<Vec<f32>, JsError> {
+        use crate::cage::GraphEncoder;
+        let (f, c) = (self.inner.feature_dim(), self.inner.channels());
+        if features.len() != batch * nodes * f || adjacency.len() != batch * c * nodes * nodes {
+            return Err(js_err(format!(
+                "expected {batch}×{nodes}×{f} features and {batch}×{c}×{nodes}×{nodes} adjacency values, got {} and {}",
+                features.len(),
+                adjacency.len()
+            )));
+        }
+        let b = crate::cage::GraphBatch { batch, nodes, feature_dim: f, channels: c, features, adjacency };
+        self.inner.encode(&b).map_err(js_err)
+    }
 }

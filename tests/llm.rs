@@ -229,7 +229,7 @@ fn catrag_eval(client: Arc<HttpClient>, questions: usize) -> (cairn::eval::Repor
     let mut ds = Dataset::load(&dir).unwrap();
     ds.questions.truncate(questions);
     let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm().unwrap());
-    let embedders = Embedders { static_embedder: Some(e), minilm: None };
+    let embedders = Embedders { static_embedder: Some(e), minilm: None, cage: None };
     let tierer = Arc::new(LlmTierer::new(client as Arc<dyn LlmClient>));
     let t = tierer.clone();
     let make = move || -> Box<dyn cairn::catrag::EdgeTierer> { Box::new(t.clone()) };

@@ -4,11 +4,12 @@
     python3 tools/eval_table.py [--cairn target/release/cairn] [--data ../shared/data]
                                 [--methods bm25,dense,hybrid,dense-minilm] [--settings corpus,pool]
                                 [--datasets hotpotqa,musique,2wikimultihopqa] [--json out.json]
-                                [--catrag-config JSON] [--diagnostics]
+                                [--catrag-config JSON] [--diagnostics] [--by-type hotpotqa]
 
 A method may carry CatRAG ablation flags after a colon, joined by `+`: `catrag:no-anchor` runs
 `cairn eval --method catrag --no-anchor`, `catrag:no-prune+no-tier` both flags. The graph methods
-(`hipporag`, `catrag`) take `--catrag-config` (JSON, passed through); `--diagnostics` adds the
+(`hipporag`, `catrag`) take `--catrag-config` (JSON, passed through); CAGE's ablations the same
+way: `cage:no-reweight`, `catrag+cage:plain-gcn` (a cairn built with `--features cage`); `--diagnostics` adds the
 share of PPR mass on the top 1% of nodes by degree (hubs) and by mass as two more columns.
 
 Runs `cairn eval --json` once per (dataset, setting, method) and prints a Markdown table (the form
@@ -39,6 +40,9 @@ def main() -> int:
     ap.add_argument("--json", help="also write every report to this file")
     ap.add_argument("--catrag-config", help="JSON passed to the graph methods' --catrag-config")
     ap.add_argument("--diagnostics", action="store_true", help="add the hub-mass columns")
+    ap.add_argument("--cage-args", default="", help="extra arguments for the CAGE methods, e.g. '--alpha 0.8'")
+    ap.add_argument("--by-type", help="datasets (comma-separated) whose question types get rows of their own, "
+                    "e.g. hotpotqa (bridge / comparison)")
     a = ap.parse_args()
 
     rows = []
@@ -51,6 +55,8 @@ def main() -> int:
                 cmd += [f"--{f}" for f in flags.split("+") if f]
                 if method == "dense-minilm":
                     cmd += ["--model", a.model]
+                if method.endswith("cage") and a.cage_args:
+                    cmd += a.cage_args.split()
                 if method in ("hipporag", "catrag") and a.catrag_config:
                     cmd += ["--catrag-config", a.catrag_config]
                 t0 = time.time()
@@ -76,6 +82,11 @@ def main() -> int:
             extra = (f" {hub:.3f} | {top:.3f} |" if hub is not None else " – | – |")
         print(f"| {r['dataset']} | {r['setting']} | {r.get('label', r['method'])} | {r['questions']} | "
               f"{r['recall@2']:.3f} | {r['recall@5']:.3f} | {r['fcr@5']:.3f} | {r['ms_per_query']:.2f} |{extra}")
+        if a.by_type and r["dataset"] in a.by_type.split(","):
+            for t, sc in sorted(r.get("by_type", {}).items()):
+                print(f"| {r['dataset']} ({t}) | {r['setting']} | {r.get('label', r['method'])} | {sc['questions']} | "
+                      f"{sc['recall@2']:.3f} | {sc['recall@5']:.3f} | {sc['fcr@5']:.3f} | |"
+                      + (" | |" if a.diagnostics else ""))
     if a.json:
         pathlib.Path(a.json).write_text(json.dumps(rows, indent=2) + "\n")
     return 0

@@ -147,6 +147,72 @@ mod cli {
         }
     }
 
+    /// CAGE's settings (METHOD.md §4) and ablations.
+    #[derive(Args)]
+    struct CageArgs {
+        /// CAGE fusion weight α of cos(query, p) (the rest goes to min-max coherence).
+        #[arg(long)]
+        alpha: Option<f32>,
+        /// β_cage: multiplier of min-out-degree nodes' features and adjacent edges.
+        #[arg(long)]
+        beta: Option<f32>,
+        /// Candidates reranked (N).
+        #[arg(long)]
+        candidates: Option<usize>,
+        /// CAGE ablation: no min-out-degree reweighting (β = 1).
+        #[arg(long)]
+        no_reweight: bool,
+        /// CAGE ablation: the plain GCN (one relation type; its own trained model).
+        #[arg(long)]
+        plain_gcn: bool,
+    }
+
+    impl CageArgs {
+        fn config(&self) -> CliResult<cairn::cage::CageConfig> {
+            let mut c = cairn::cage::CageConfig::default();
+            if let Some(a) = self.alpha {
+                c.alpha = a;
+            }
+            if let Some(b) = self.beta {
+                c.beta = b;
+            }
+            if let Some(n) = self.candidates {
+                c.candidates = n;
+            }
+            c.no_reweight |= self.no_reweight;
+            c.plain_gcn |= self.plain_gcn;
+            c.validate().map_err(|e| e.to_string())?;
+            Ok(c)
+        }
+    }
+
+    /// `alpha=0:1:0.1` → [0, 0.1, …, 1].
+    fn parse_grid(spec: &str) -> CliResult<Vec<f32>> {
+        let bad = || format!("--grid {spec:?}: expected alpha=START:END:STEP, e.g. alpha=0:1:0.1");
+        let range = spec.strip_prefix("alpha=").ok_or_else(bad)?;
+        let parts: Vec<f64> =
+            range.split(':').map(|x| x.trim().parse::<f64>()).collect::<Result<_, _>>().map_err(|_| bad())?;
+        let [start, end, step] = parts[..] else { return Err(bad()) };
+        if !(step > 0.0) || end < start {
+            return Err(bad());
+        }
+        let n = ((end - start) / step + 1e-9).floor() as usize;
+        Ok((0..=n).map(|i| (start + i as f64 * step) as f32).collect())
+    }
+
+    #[cfg(feature = "cage")]
+    fn load_cage() -> CliResult<Rc<cairn::cage::Cage>> {
+        use cairn::cage::tract::RgcnModel;
+        let rgcn = RgcnModel::bundled_rgcn().map_err(|e| e.to_string())?;
+        let gcn = RgcnModel::bundled_gcn().map_err(|e| e.to_string())?;
+        Ok(Rc::new(cairn::cage::Cage::new(Rc::new(rgcn), Some(Rc::new(gcn))).map_err(|e| e.to_string())?))
+    }
+
+    #[cfg(not(feature = "cage"))]
+    fn load_cage() -> CliResult<Rc<cairn::cage::Cage>> {
+        Err("the CAGE methods need a cairn built with `--features cage`".into())
+    }
+
     #[derive(Args)]
     struct ModelArgs {
         /// The all-MiniLM-L6-v2 int8 ONNX file for `dense-minilm` (get it with
@@ -165,6 +231,9 @@ mod cli {
                 out.static_embedder = Some(Rc::new(e) as Rc<dyn Embedder>);
             }
             Some(EmbedderSlot::Minilm) => out.minilm = Some(load_minilm(&models.model)?),
+        }
+        if method.cage_first_stage().is_some() {
+            out.cage = Some(load_cage()?);
         }
         Ok(out)
     }
@@ -190,9 +259,15 @@ mod cli {
         /// corpus: one index over the whole corpus; pool: one index per question over its pool.
         #[arg(long, default_value = "corpus")]
         setting: String,
-        /// Retrieval method: bm25, dense, dense-minilm, hybrid, hipporag or catrag.
+        /// Retrieval method: bm25, dense, dense-minilm, hybrid, hipporag, catrag, cage,
+        /// bm25+cage or catrag+cage.
         #[arg(long, default_value = "bm25")]
         method: String,
+        /// CAGE methods: evaluate every α of a grid (`alpha=0:1:0.1`) and print one line each.
+        #[arg(long)]
+        grid: Option<String>,
+        #[command(flatten)]
+        cage: CageArgs,
         /// Cut-off for the extra Recall@k / FCR@k figures; max(k, 5) passages are retrieved.
         #[arg(long, default_value_t = 5)]
         k: usize,
@@ -348,11 +423,45 @@ mod cli {
         let mut config = a.bm25.config();
         config.bm25.validate().map_err(|e| e.to_string())?;
         config.catrag = a.catrag.config()?;
+        config.cage = a.cage.config()?;
         let mut dataset = Dataset::load(&a.data).map_err(|e| e.to_string())?;
         if let Some(n) = a.limit {
             dataset.questions.truncate(n);
         }
         let embedders = load_embedders(method, &a.models)?;
+        if let Some(spec) = &a.grid {
+            if method.cage_first_stage().is_none() {
+                return Err(format!("--grid tunes CAGE's alpha: use a CAGE method, not {method}"));
+            }
+            let mut rows = Vec::new();
+            for alpha in parse_grid(spec)? {
+                config.cage.alpha = alpha;
+                let r = evaluate(&dataset, setting, method, a.k, &config, &embedders)
+                    .map_err(|e| e.to_string())?;
+                if a.json {
+                    let mut v = report_json(&r);
+                    v["alpha"] = json!(alpha);
+                    rows.push(v);
+                } else {
+                    let types: Vec<String> = r
+                        .by_type
+                        .iter()
+                        .map(|(t, s)| format!("{t} R@5 {:.3} FCR@5 {:.3}", s.recall_at_5, s.fcr_at_5))
+                        .collect();
+                    println!(
+                        "alpha {alpha:.2}  R@2 {:.3}  R@5 {:.3}  FCR@5 {:.3}  ({})",
+                        r.all.recall_at_2,
+                        r.all.recall_at_5,
+                        r.all.fcr_at_5,
+                        types.join("; ")
+                    );
+                }
+            }
+            if a.json {
+                println!("{}", json!(rows));
+            }
+            return Ok(());
+        }
         let client = a.llm.client()?;
         if client.is_none() {
             let report =
@@ -592,6 +701,9 @@ mod cli {
         embedders: &Embedders,
     ) -> CliResult<Index> {
         let mut index = Index::build(corpus, config).map_err(|e| e.to_string())?;
+        if let Some(c) = &embedders.cage {
+            index.attach_cage(c.clone());
+        }
         if let Some(slot) = method.embedder() {
             if let Some(e) = embedders.get(slot) {
                 index.attach_embedder(slot, e.clone(), &mut |_, _| {}).map_err(|e| e.to_string())?;

@@ -50,7 +50,8 @@ fn round_trip_ranks_identically_for_every_method() {
     let mut compared = 0;
     for m in Method::ALL {
         if !index.supports(m) {
-            assert_eq!(m, Method::DenseMinilm);
+            // MiniLM vectors and the CAGE model are attached, not built, in this sample.
+            assert!(m == Method::DenseMinilm || m.cage_first_stage().is_some(), "{m}");
             continue;
         }
         for q in &questions {

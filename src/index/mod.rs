@@ -18,6 +18,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cage::{Cage, CageConfig, GraphBatch, PassageGraph, Reranked};
 use crate::catrag::{
     explain, top_entities, CatragConfig, EdgeTierer, EmbeddingSimilarityTierer, ExplainConfig, GraphMethod,
     PassageExplanation, PathNode, QueryInput, Retrieval, Retriever,
@@ -47,6 +48,8 @@ pub struct IndexConfig {
     pub graph: GraphConfig,
     /// The graph methods' query-time parameters (METHOD.md §3) and CatRAG's ablation flags.
     pub catrag: CatragConfig,
+    /// CAGE reranking (METHOD.md §4: α, β_cage, candidates) and its ablation flags.
+    pub cage: CageConfig,
 }
 
 /// A retrieval method. Parse one from its name with [`str::parse`]; [`Method::NAMES`] lists them.
@@ -70,6 +73,16 @@ pub enum Method {
     /// ([`crate::catrag`], [`GraphMethod::CatRag`]; ablations in [`CatragConfig`]). Needs the
     /// static embedder and [`Index::build_graph`].
     Catrag,
+    /// CAGE (METHOD.md §4): `dense`'s top N (20) reranked by coherence fused with cos(query, p)
+    /// ([`crate::cage`]). Needs the static embedder and [`Index::attach_cage`].
+    #[serde(rename = "cage")]
+    Cage,
+    /// CAGE over `bm25`'s top N: relevance is still the static embedder's cos(query, p).
+    #[serde(rename = "bm25+cage")]
+    Bm25Cage,
+    /// CAGE over `catrag`'s top N. Needs what `catrag` and `cage` need.
+    #[serde(rename = "catrag+cage")]
+    CatragCage,
 }
 
 /// The embedders a method can need; an [`Index`] holds passage vectors for each one attached.
@@ -101,12 +114,30 @@ impl EmbedderSlot {
 
 impl Method {
     /// Every method's name, as accepted by `FromStr` and printed by `Display`.
-    pub const NAMES: &'static [&'static str] =
-        &["bm25", "dense", "dense-minilm", "hybrid", "hipporag", "catrag"];
+    pub const NAMES: &'static [&'static str] = &[
+        "bm25",
+        "dense",
+        "dense-minilm",
+        "hybrid",
+        "hipporag",
+        "catrag",
+        "cage",
+        "bm25+cage",
+        "catrag+cage",
+    ];
 
     /// Every method, in the order of [`Method::NAMES`].
-    pub const ALL: [Method; 6] =
-        [Method::Bm25, Method::Dense, Method::DenseMinilm, Method::Hybrid, Method::Hipporag, Method::Catrag];
+    pub const ALL: [Method; 9] = [
+        Method::Bm25,
+        Method::Dense,
+        Method::DenseMinilm,
+        Method::Hybrid,
+        Method::Hipporag,
+        Method::Catrag,
+        Method::Cage,
+        Method::Bm25Cage,
+        Method::CatragCage,
+    ];
 
     /// The method's name.
     pub fn name(self) -> &'static str {
@@ -117,6 +148,20 @@ impl Method {
             Method::Hybrid => "hybrid",
             Method::Hipporag => "hipporag",
             Method::Catrag => "catrag",
+            Method::Cage => "cage",
+            Method::Bm25Cage => "bm25+cage",
+            Method::CatragCage => "catrag+cage",
+        }
+    }
+
+    /// For the CAGE methods, the first stage whose top N they rerank (`dense`, `bm25`,
+    /// `catrag`); `None` for the others.
+    pub fn cage_first_stage(self) -> Option<Method> {
+        match self {
+            Method::Cage => Some(Method::Dense),
+            Method::Bm25Cage => Some(Method::Bm25),
+            Method::CatragCage => Some(Method::Catrag),
+            _ => None,
         }
     }
 
@@ -125,17 +170,23 @@ impl Method {
     pub fn embedder(self) -> Option<EmbedderSlot> {
         match self {
             Method::Bm25 => None,
-            Method::Dense | Method::Hybrid | Method::Hipporag | Method::Catrag => Some(EmbedderSlot::Static),
+            Method::Dense
+            | Method::Hybrid
+            | Method::Hipporag
+            | Method::Catrag
+            | Method::Cage
+            | Method::Bm25Cage
+            | Method::CatragCage => Some(EmbedderSlot::Static),
             Method::DenseMinilm => Some(EmbedderSlot::Minilm),
         }
     }
 
     /// The graph method this is, if it walks the knowledge graph (then it also needs
-    /// [`Index::build_graph`]).
+    /// [`Index::build_graph`]); `catrag+cage` walks it as its first stage.
     pub fn graph_method(self) -> Option<GraphMethod> {
         match self {
             Method::Hipporag => Some(GraphMethod::HippoRag),
-            Method::Catrag => Some(GraphMethod::CatRag),
+            Method::Catrag | Method::CatragCage => Some(GraphMethod::CatRag),
             _ => None,
         }
     }
@@ -214,6 +265,16 @@ pub struct SearchExplanation {
     pub passages: Vec<PassageExplanation>,
 }
 
+/// A CAGE query's candidates ([`Index::cage_candidates`]): the first stage's hits and each
+/// one's cos(query, p) with the static embedder, in the same order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CageCandidates {
+    /// The first stage's top N, best first.
+    pub hits: Vec<Hit>,
+    /// cos(query, passage) per hit.
+    pub relevance: Vec<f32>,
+}
+
 /// A corpus with its search structures, ready to query.
 pub struct Index {
     corpus: Corpus,
@@ -222,6 +283,7 @@ pub struct Index {
     dense: [Option<DenseField>; 2],
     config: IndexConfig,
     graph: Option<KnowledgeGraph>,
+    cage: Option<Rc<Cage>>,
 }
 
 impl std::fmt::Debug for Index {
@@ -268,6 +330,7 @@ impl Index {
     ) -> Result<Index> {
         config.graph.validate()?;
         config.catrag.validate()?;
+        config.cage.validate()?;
         let analyzer = Analyzer::english();
         let bm25 = Bm25::build(corpus, &analyzer, config.bm25, progress)?;
         Ok(Index {
@@ -277,6 +340,7 @@ impl Index {
             dense: [None, None],
             config: config.clone(),
             graph: None,
+            cage: None,
         })
     }
 
@@ -404,13 +468,14 @@ impl Index {
         stats.merge(&out.stats);
         let extract_ms = clock.ms();
         let clock = Stopwatch::start();
-        let (graph, add) = graph.extend(first_index, new, &triples, embedder.as_ref(), &mut |step, d, t| {
-            let stage = match step {
-                crate::graph::BuildStep::Embedding => GraphStage::Embedding,
-                crate::graph::BuildStep::Synonyms => GraphStage::Synonyms,
-            };
-            progress(stage, d, t)
-        })?;
+        let (graph, add) =
+            graph.extend(first_index, new, &triples, embedder.as_ref(), &mut |step, d, t| {
+                let stage = match step {
+                    crate::graph::BuildStep::Embedding => GraphStage::Embedding,
+                    crate::graph::BuildStep::Synonyms => GraphStage::Synonyms,
+                };
+                progress(stage, d, t)
+            })?;
         let extend_ms = clock.ms();
         report.triples += triples.len();
         report.extract = Some(stats);
@@ -554,6 +619,7 @@ impl Index {
     pub fn supports(&self, method: Method) -> bool {
         method.embedder().map_or(true, |slot| self.dense[slot.index()].is_some())
             && (method.graph_method().is_none() || self.graph.is_some())
+            && (method.cage_first_stage().is_none() || self.cage.is_some())
     }
 
     /// The top `k` passages for `query` by `method`, best first; ties break by passage id.
@@ -569,6 +635,9 @@ impl Index {
     /// [`Error::MissingGraph`] when a graph method is asked before [`Index::build_graph`]; the
     /// embedder's own error when it fails on the query.
     pub fn search(&self, query: &str, k: usize, method: Method) -> Result<Vec<Hit>> {
+        if method.cage_first_stage().is_some() {
+            return Ok(self.search_cage(query, k, method)?.into_iter().map(|(h, _)| h).collect());
+        }
         if method.graph_method().is_some() {
             return Ok(self.search_graph(query, k, method)?.hits);
         }
@@ -581,7 +650,10 @@ impl Index {
                 let dense = top_k(self.field(method)?.score_all(query)?, depth, &self.corpus);
                 reciprocal_rank_fusion(&[&lexical, &dense], RRF_K)
             }
-            Method::Hipporag | Method::Catrag => Vec::new(), // handled above
+            // handled above
+            Method::Hipporag | Method::Catrag | Method::Cage | Method::Bm25Cage | Method::CatragCage => {
+                Vec::new()
+            }
         };
         Ok(top_k(scored, k, &self.corpus))
     }
@@ -598,7 +670,8 @@ impl Index {
     /// [`Error::MissingEmbedder`] without the static embedder's passage vectors;
     /// [`Error::MissingGraph`] before [`Index::build_graph`]; the embedder's errors.
     pub fn search_graph(&self, query: &str, k: usize, method: Method) -> Result<GraphSearch> {
-        let gm = method.graph_method().ok_or_else(|| Error::UnknownMethod {
+        // `catrag+cage` walks the graph only as its first stage: search it with `search`.
+        let gm = method.graph_method().filter(|_| method.cage_first_stage().is_none()).ok_or_else(|| Error::UnknownMethod {
             name: method.name().to_string(),
             known: "hipporag, catrag".into(),
         })?;
@@ -677,6 +750,117 @@ impl Index {
             retrieval: found.retrieval,
             passages,
         })
+    }
+
+    /// Attach the CAGE reranker (its R-GCN, and the GCN for the ablation) for the methods
+    /// `cage`, `bm25+cage` and `catrag+cage`.
+    pub fn attach_cage(&mut self, cage: Rc<Cage>) {
+        self.cage = Some(cage);
+    }
+
+    /// The attached CAGE reranker, if any.
+    pub fn cage(&self) -> Option<&Rc<Cage>> {
+        self.cage.as_ref()
+    }
+
+    /// Replace CAGE's configuration (α, β, candidates, ablations). Takes effect from the next
+    /// search.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when `config` is out of range; the index is unchanged then.
+    pub fn set_cage_config(&mut self, config: CageConfig) -> Result<()> {
+        config.validate()?;
+        self.config.cage = config;
+        Ok(())
+    }
+
+    /// A CAGE method's search (METHOD.md §4): [`Index::cage_candidates`], the attached R-GCN
+    /// (or GCN) on [`Index::cage_batch`], then coherence and fusion ([`Index::cage_finish`]).
+    /// Returns the top `k` hits (score = fused score) with their [`Reranked`] details.
+    ///
+    /// # Errors
+    /// [`Error::UnknownMethod`] for a method that is not a CAGE method; [`Error::Model`] when no
+    /// CAGE model is attached ([`Index::attach_cage`]); the first stage's and the model's errors.
+    pub fn search_cage(&self, query: &str, k: usize, method: Method) -> Result<Vec<(Hit, Reranked)>> {
+        let cage = self.cage.as_ref().ok_or_else(|| Error::Model {
+            what: "CAGE".into(),
+            message: format!(
+                "method {} needs the CAGE model: attach it first (a build with the cargo feature `cage`)",
+                method.name()
+            ),
+        })?;
+        let cfg = &self.config.cage;
+        let found = self.cage_candidates(query, method)?;
+        let field = self.field(Method::Dense)?;
+        let passages: Vec<(&str, &str)> = found
+            .hits
+            .iter()
+            .map(|h| self.corpus.get(h.passage).map_or(("", ""), |p| (p.title.as_str(), p.text.as_str())))
+            .collect();
+        let (z, dim) = cage.embed_graphs(&passages, field.embedder().as_ref(), cfg)?;
+        self.cage_finish(&found, &z, dim, k)
+    }
+
+    /// CAGE's first half (METHOD.md §4): the first stage's top `candidates` (N = 20;
+    /// [`Method::cage_first_stage`]) and each one's cos(query, p) with the static embedder.
+    ///
+    /// # Errors
+    /// [`Error::UnknownMethod`] for a method that is not a CAGE method;
+    /// [`Error::MissingEmbedder`] without the static embedder; the first stage's errors.
+    pub fn cage_candidates(&self, query: &str, method: Method) -> Result<CageCandidates> {
+        let first = method.cage_first_stage().ok_or_else(|| Error::UnknownMethod {
+            name: method.name().to_string(),
+            known: "cage, bm25+cage, catrag+cage".into(),
+        })?;
+        let field = self.field(Method::Dense)?;
+        let hits = self.search(query, self.config.cage.candidates, first)?;
+        let q = field.embedder().embed(query)?;
+        let relevance = hits
+            .iter()
+            .map(|h| field.vectors().row(h.passage as usize).map_or(0.0, |v| crate::embed::dot(v, &q)))
+            .collect();
+        Ok(CageCandidates { hits, relevance })
+    }
+
+    /// The R-GCN's input tensors for `candidates` (passage graphs with β as configured, node
+    /// features from the static embedder; merged channels for the plain-GCN ablation).
+    ///
+    /// # Errors
+    /// [`Error::MissingEmbedder`] without the static embedder.
+    pub fn cage_batch(&self, candidates: &CageCandidates) -> Result<(Vec<PassageGraph>, GraphBatch)> {
+        let field = self.field(Method::Dense)?;
+        let pipeline = Pipeline::english()?;
+        let beta = self.config.cage.effective_beta();
+        let graphs: Vec<PassageGraph> = candidates
+            .hits
+            .iter()
+            .map(|h| {
+                let (t, x) = self.corpus.get(h.passage).map_or(("", ""), |p| (p.title.as_str(), p.text.as_str()));
+                PassageGraph::build(&pipeline.analyze(t, x), beta)
+            })
+            .collect();
+        let batch = GraphBatch::new(&graphs, field.embedder().as_ref(), self.config.cage.plain_gcn)?;
+        Ok((graphs, batch))
+    }
+
+    /// CAGE's second half: coherence of the graph embeddings `z` (`candidates × dim`, in
+    /// candidate order), fusion with α, the top `k`.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when `z` has the wrong length.
+    pub fn cage_finish(
+        &self,
+        candidates: &CageCandidates,
+        z: &[f32],
+        dim: usize,
+        k: usize,
+    ) -> Result<Vec<(Hit, Reranked)>> {
+        let reranked = crate::cage::rerank_with(&candidates.relevance, z, dim, self.config.cage.alpha)?;
+        Ok(reranked
+            .into_iter()
+            .take(k)
+            .map(|r| (Hit { passage: candidates.hits[r.candidate].passage, score: r.score }, r))
+            .collect())
     }
 
     fn field(&self, method: Method) -> Result<&DenseField> {

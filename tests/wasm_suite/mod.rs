@@ -365,3 +365,61 @@ fn load_index_rejects_bad_files_with_their_own_messages_and_keeps_the_engine() {
     // Still the engine it was: built, searchable.
     assert_eq!(search(&target, "Playboy Club", 3).len(), 3);
 }
+
+// --- CAGE's two-step API (issue 7): the main package builds the inputs and fuses; the R-GCN
+// runs in the MiniLM package (tests/wasm_cage.rs). With identical graph embeddings every
+// coherence is equal, min-max gives 0, so the fused score is α·cos(query, p): dense's order.
+#[wasm_bindgen_test]
+fn cage_inputs_and_fusion_with_equal_embeddings_give_dense_order() {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Inputs {
+        candidates: Vec<String>,
+        relevance: Vec<f32>,
+        batch: usize,
+        nodes: usize,
+        channels: usize,
+        feature_dim: usize,
+        features: Vec<f32>,
+        adjacency: Vec<f32>,
+    }
+    #[derive(Deserialize)]
+    struct CageHit {
+        id: String,
+        score: f32,
+        relevance: f32,
+        coherence: f32,
+    }
+    let mut engine = Engine::new(None).map_err(message).unwrap();
+    engine.add_jsonl("corpus.jsonl", common::CORPUS).map_err(message).unwrap();
+    engine.build(None).map_err(message).unwrap();
+    engine.load_static_embedder(TABLE, VOCAB, None).map_err(message).unwrap();
+    assert!(!available(&engine).contains(&"cage".to_string()), "no R-GCN in this package");
+    let q = "Which hotel houses the Playboy Club?";
+    let inputs: Inputs =
+        serde_wasm_bindgen::from_value(engine.cage_inputs(q, Some(options(5, "cage"))).map_err(message).unwrap())
+            .unwrap();
+    let dense = search_with(&engine, q, 20, "dense");
+    assert_eq!(inputs.candidates, dense.iter().map(|h| h.id.clone()).collect::<Vec<_>>());
+    assert_eq!((inputs.batch, inputs.channels, inputs.feature_dim), (20, 10, 256));
+    assert_eq!(inputs.features.len(), 20 * inputs.nodes * 256);
+    assert_eq!(inputs.adjacency.len(), 20 * 10 * inputs.nodes * inputs.nodes);
+    for (r, h) in inputs.relevance.iter().zip(&dense) {
+        assert!((r - h.score).abs() < 1e-5);
+    }
+    let z = vec![1.0f32; 20 * 4];
+    let hits: Vec<CageHit> = serde_wasm_bindgen::from_value(
+        engine.cage_search(q, Some(options(5, "cage")), &z, 4).map_err(message).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(hits.len(), 5);
+    for (h, d) in hits.iter().zip(&dense) {
+        assert_eq!(h.id, d.id);
+        assert!((h.score - 0.8 * d.score).abs() < 1e-5 && (h.relevance - d.score).abs() < 1e-5);
+        assert!((h.coherence - 1.0).abs() < 1e-5);
+    }
+    let e = engine.cage_search(q, Some(options(5, "cage")), &z[..7], 4).err().map(message).unwrap();
+    assert!(e.contains("expected 20 graph embeddings"), "{e}");
+    let e = engine.cage_inputs(q, Some(options(5, "dense"))).err().map(message).unwrap();
+    assert!(e.contains("CAGE method"), "{e}");
+}

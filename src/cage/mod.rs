@@ -1,0 +1,369 @@
+//! CAGE: coherence-aware reranking (Qi et al., 2026, "CAGE: Coherence-Aware Graph Encoding for
+//! Retrieval-Augmented Generation", arXiv 2609.04647; METHOD.md §4).
+//!
+//! Given a query and the top-N candidates of a first stage (dense or CatRAG), each candidate
+//! becomes a typed passage graph ([`graph::PassageGraph`], with min-out-degree reweighting), a
+//! one-layer R-GCN ([`GraphEncoder`]; the int8 ONNX model in `assets/cage/` run by tract with the
+//! cargo feature `cage`, [`tract`]) embeds every graph to `Z ∈ R^128`, and
+//!
+//! - coherence: `coh(p) = mean_{q ≠ p} cos(Z_p, Z_q)` ([`coherence`]);
+//! - fusion: `score(p) = α·cos(query, p) + (1 − α)·minmax(coh)(p)` ([`fuse`]).
+//!
+//! Known limit (CAGE §6): graphs that differ only by one substituted entity embed alike, so a
+//! contradiction of that kind is not caught.
+
+pub mod graph;
+#[cfg(feature = "cage")]
+pub mod tract;
+
+use serde::{Deserialize, Serialize};
+
+use crate::embed::Embedder;
+use crate::error::{Error, Result};
+use crate::text::Pipeline;
+
+pub use graph::{Edge, PassageGraph, MAX_NODES, NUM_RELATIONS, RELATIONS};
+
+/// CAGE's parameters (METHOD.md §4). Serde names are the field names; `{}` is the default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct CageConfig {
+    /// Fusion weight α of query relevance (0–1): `α·cos(query, p) + (1 − α)·minmax(coh)(p)`.
+    /// Default 0.8: the best R@5 of `cairn eval --grid alpha=0:1:0.1` on 2WikiMultihopQA (pool);
+    /// on HotpotQA and MuSiQue the grid is best at 1.0 (CAGE off). Grids in `assets/cage/README.md`.
+    pub alpha: f32,
+    /// β_cage (> 0): multiplier of min-out-degree nodes' features and adjacent edges. Default 1.5
+    /// (METHOD.md's default; not tuned).
+    pub beta: f32,
+    /// Candidates taken from the first stage and reranked (N, default 20).
+    pub candidates: usize,
+    /// Ablation: no min-out-degree reweighting (β = 1).
+    pub no_reweight: bool,
+    /// Ablation: the plain GCN (one relation type; its own trained model) instead of the R-GCN.
+    pub plain_gcn: bool,
+}
+
+impl Default for CageConfig {
+    fn default() -> Self {
+        CageConfig { alpha: 0.8, beta: 1.5, candidates: 20, no_reweight: false, plain_gcn: false }
+    }
+}
+
+impl CageConfig {
+    /// Check the ranges.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for α outside [0, 1], β not finite and > 0, or 0 candidates.
+    pub fn validate(&self) -> Result<()> {
+        if !(0.0..=1.0).contains(&self.alpha) {
+            return Err(Error::Config(format!("cage.alpha must be in [0, 1], got {}", self.alpha)));
+        }
+        if !(self.beta.is_finite() && self.beta > 0.0) {
+            return Err(Error::Config(format!("cage.beta must be a positive number, got {}", self.beta)));
+        }
+        if self.candidates == 0 {
+            return Err(Error::Config("cage.candidates must be at least 1".into()));
+        }
+        Ok(())
+    }
+
+    /// The β actually applied (1 with `no_reweight`).
+    pub fn effective_beta(&self) -> f32 {
+        if self.no_reweight {
+            1.0
+        } else {
+            self.beta
+        }
+    }
+
+    /// The ablation flags that are on, as CLI flags (`--no-reweight`, `--plain-gcn`).
+    pub fn ablations(&self) -> Vec<&'static str> {
+        let mut v = Vec::new();
+        if self.no_reweight {
+            v.push("--no-reweight");
+        }
+        if self.plain_gcn {
+            v.push("--plain-gcn");
+        }
+        v
+    }
+}
+
+/// A batch of passage graphs as the R-GCN's inputs, padded to the largest graph.
+///
+/// - `features`: `[batch, nodes, feature_dim]` f32 row-major; node features are the static
+///   embedder's unit vector of the node's lemma (so one lemma has one feature everywhere),
+///   times β for min-out-degree nodes; padding rows are 0.
+/// - `adjacency`: `[batch, channels, nodes, nodes]` f32 ([`PassageGraph::adjacency_into`]:
+///   channel 0 the identity on real nodes, then one channel per relation; 2 channels when
+///   merged for the plain GCN); padding is 0, so padded nodes contribute nothing (no bias).
+#[derive(Debug, Clone, PartialEq)]
+pub struct GraphBatch {
+    /// Graphs in the batch.
+    pub batch: usize,
+    /// Padded node count (≥ 1).
+    pub nodes: usize,
+    /// Feature dimension.
+    pub feature_dim: usize,
+    /// Adjacency channels.
+    pub channels: usize,
+    /// `[batch, nodes, feature_dim]`.
+    pub features: Vec<f32>,
+    /// `[batch, channels, nodes, nodes]`.
+    pub adjacency: Vec<f32>,
+}
+
+impl GraphBatch {
+    /// Tensors for `graphs`, node features from `embedder` (one embedding per node lemma; the
+    /// embedder's own zero vector for a lemma it does not know), relations merged into one
+    /// channel when `merge` (plain GCN).
+    ///
+    /// # Errors
+    /// The embedder's errors.
+    pub fn new(graphs: &[PassageGraph], embedder: &dyn Embedder, merge: bool) -> Result<GraphBatch> {
+        let f = embedder.dim();
+        let channels = if merge { 2 } else { NUM_RELATIONS };
+        let n = graphs.iter().map(PassageGraph::len).max().unwrap_or(0).max(1);
+        let b = graphs.len();
+        let mut features = vec![0.0f32; b * n * f];
+        let mut adjacency = vec![0.0f32; b * channels * n * n];
+        for (g, graph) in graphs.iter().enumerate() {
+            if graph.is_empty() {
+                continue;
+            }
+            let labels: Vec<&str> = graph.nodes.iter().map(String::as_str).collect();
+            let rows = embedder.embed_batch(&labels, &mut |_, _| {})?;
+            let dst = &mut features[g * n * f..g * n * f + graph.len() * f];
+            dst.copy_from_slice(&rows[..graph.len() * f]);
+            for (i, &min) in graph.min_out_degree.iter().enumerate() {
+                if min {
+                    dst[i * f..(i + 1) * f].iter_mut().for_each(|x| *x *= graph.beta);
+                }
+            }
+            graph.adjacency_into(merge, n, &mut adjacency[g * channels * n * n..(g + 1) * channels * n * n]);
+        }
+        Ok(GraphBatch { batch: b, nodes: n, feature_dim: f, channels, features, adjacency })
+    }
+}
+
+/// A graph encoder: the R-GCN of METHOD.md §4 (one layer, ReLU, sum pooling) or its plain-GCN
+/// ablation. The implementation that runs the trained int8 model is [`tract::RgcnModel`]
+/// (feature `cage`).
+pub trait GraphEncoder {
+    /// Output dimension (128 for the shipped models).
+    fn dim(&self) -> usize;
+    /// Adjacency channels the model expects ([`NUM_RELATIONS`] for the R-GCN, 2 for the GCN).
+    fn channels(&self) -> usize;
+    /// Node feature dimension the model expects (256: the static embedder's).
+    fn feature_dim(&self) -> usize;
+    /// Embed every graph of `batch`: `batch.batch × dim()` floats, row-major.
+    ///
+    /// # Errors
+    /// [`Error::Model`] when the model fails or the batch's shapes do not fit it.
+    fn encode(&self, batch: &GraphBatch) -> Result<Vec<f32>>;
+}
+
+/// Cosine of two vectors; 0 when either is the zero vector.
+pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
+    let (mut ab, mut aa, mut bb) = (0.0f64, 0.0f64, 0.0f64);
+    for (&x, &y) in a.iter().zip(b) {
+        ab += f64::from(x) * f64::from(y);
+        aa += f64::from(x) * f64::from(x);
+        bb += f64::from(y) * f64::from(y);
+    }
+    if aa <= 0.0 || bb <= 0.0 {
+        0.0
+    } else {
+        (ab / (aa.sqrt() * bb.sqrt())) as f32
+    }
+}
+
+/// CAGE coherence (METHOD.md §4): for `z` holding `n` row vectors of length `dim`,
+/// `coh(p) = mean_{q ≠ p} cos(Z_p, Z_q)`; a single candidate has coherence 0.
+pub fn coherence(z: &[f32], dim: usize) -> Vec<f32> {
+    let n = if dim == 0 { 0 } else { z.len() / dim };
+    let rows: Vec<&[f32]> = z.chunks_exact(dim.max(1)).take(n).collect();
+    let mut coh = vec![0.0f32; n];
+    if n < 2 {
+        return coh;
+    }
+    for p in 0..n {
+        let mut s = 0.0f32;
+        for q in 0..n {
+            if p != q {
+                s += cosine(rows[p], rows[q]);
+            }
+        }
+        coh[p] = s / (n - 1) as f32;
+    }
+    coh
+}
+
+/// Min–max normalisation to [0, 1]; all equal (or empty) gives all 0.
+pub fn minmax(v: &[f32]) -> Vec<f32> {
+    let lo = v.iter().copied().fold(f32::INFINITY, f32::min);
+    let hi = v.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    if !(hi > lo) {
+        return vec![0.0; v.len()];
+    }
+    v.iter().map(|&x| (x - lo) / (hi - lo)).collect()
+}
+
+/// CAGE fusion (METHOD.md §4): `α·relevance + (1 − α)·minmax(coherence)`, element-wise.
+pub fn fuse(alpha: f32, relevance: &[f32], coherence: &[f32]) -> Vec<f32> {
+    let c = minmax(coherence);
+    relevance.iter().zip(&c).map(|(&r, &c)| alpha * r + (1.0 - alpha) * c).collect()
+}
+
+/// One reranked candidate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Reranked {
+    /// Position of the candidate in the input list.
+    pub candidate: usize,
+    /// The fused score.
+    pub score: f32,
+    /// cos(query, passage) as given.
+    pub relevance: f32,
+    /// Raw coherence (mean cosine with the other candidates).
+    pub coherence: f32,
+}
+
+/// The CAGE reranker: the text pipeline, the node-feature embedder and the encoder(s).
+pub struct Cage {
+    pipeline: Pipeline,
+    rgcn: std::rc::Rc<dyn GraphEncoder>,
+    gcn: Option<std::rc::Rc<dyn GraphEncoder>>,
+}
+
+impl std::fmt::Debug for Cage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cage").field("dim", &self.rgcn.dim()).field("gcn", &self.gcn.is_some()).finish()
+    }
+}
+
+impl Cage {
+    /// A reranker with the R-GCN `rgcn` and, for the plain-GCN ablation, `gcn`.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when `rgcn` does not take [`NUM_RELATIONS`] channels or `gcn` not 2;
+    /// the text pipeline's load error.
+    pub fn new(
+        rgcn: std::rc::Rc<dyn GraphEncoder>,
+        gcn: Option<std::rc::Rc<dyn GraphEncoder>>,
+    ) -> Result<Cage> {
+        if rgcn.channels() != NUM_RELATIONS {
+            return Err(Error::Config(format!(
+                "the R-GCN model takes {} adjacency channels, Cairn's relation set has {NUM_RELATIONS}",
+                rgcn.channels()
+            )));
+        }
+        if let Some(g) = &gcn {
+            if g.channels() != 2 {
+                return Err(Error::Config(format!(
+                    "the plain GCN model takes {} channels, not 2",
+                    g.channels()
+                )));
+            }
+        }
+        Ok(Cage { pipeline: Pipeline::english()?, rgcn, gcn })
+    }
+
+    /// The passage graph of `(title, text)` with β as configured.
+    pub fn passage_graph(&self, title: &str, text: &str, config: &CageConfig) -> PassageGraph {
+        let doc = self.pipeline.analyze(title, text);
+        PassageGraph::build(&doc, config.effective_beta())
+    }
+
+    /// Graph embeddings `Z` (`passages.len() × dim`) of `(title, text)` passages, one batch.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for `plain_gcn` without a GCN model, or a feature embedder whose
+    /// dimension is not the model's; the encoder's and the embedder's errors.
+    pub fn embed_graphs(
+        &self,
+        passages: &[(&str, &str)],
+        features: &dyn Embedder,
+        config: &CageConfig,
+    ) -> Result<(Vec<f32>, usize)> {
+        let encoder = if config.plain_gcn {
+            self.gcn.as_ref().ok_or_else(|| {
+                Error::Config("the plain-GCN ablation needs the GCN model (assets/cage/gcn-int8.onnx)".into())
+            })?
+        } else {
+            &self.rgcn
+        };
+        if features.dim() != encoder.feature_dim() {
+            return Err(Error::Config(format!(
+                "CAGE node features are {}-d but the model takes {}-d",
+                features.dim(),
+                encoder.feature_dim()
+            )));
+        }
+        let graphs: Vec<PassageGraph> =
+            passages.iter().map(|(t, x)| self.passage_graph(t, x, config)).collect();
+        let batch = GraphBatch::new(&graphs, features, config.plain_gcn)?;
+        Ok((encoder.encode(&batch)?, encoder.dim()))
+    }
+
+    /// Rerank candidates (METHOD.md §4): `passages[i]` is candidate i's `(title, text)`,
+    /// `relevance[i]` its cos(query, passage). Returns every candidate with its fused score,
+    /// best first (ties by input position).
+    ///
+    /// # Errors
+    /// [`Error::Config`] when the lengths differ or the config is invalid; as
+    /// [`Cage::embed_graphs`].
+    pub fn rerank(
+        &self,
+        passages: &[(&str, &str)],
+        relevance: &[f32],
+        features: &dyn Embedder,
+        config: &CageConfig,
+    ) -> Result<Vec<Reranked>> {
+        config.validate()?;
+        if passages.len() != relevance.len() {
+            return Err(Error::Config(format!(
+                "{} passages but {} relevance scores",
+                passages.len(),
+                relevance.len()
+            )));
+        }
+        if passages.is_empty() {
+            return Ok(Vec::new());
+        }
+        let (z, dim) = self.embed_graphs(passages, features, config)?;
+        rerank_with(relevance, &z, dim, config.alpha)
+    }
+}
+
+/// Coherence, fusion and ranking (METHOD.md §4) given the candidates' graph embeddings `z`
+/// (`relevance.len() × dim`, row-major, from any [`GraphEncoder`], for example one that runs in
+/// another wasm package): every candidate with its fused score, best first (ties by input
+/// position).
+///
+/// # Errors
+/// [`Error::Config`] when `z` does not hold `relevance.len()` rows of `dim`, or α is outside
+/// [0, 1].
+pub fn rerank_with(relevance: &[f32], z: &[f32], dim: usize, alpha: f32) -> Result<Vec<Reranked>> {
+    if dim == 0 || z.len() != relevance.len() * dim {
+        return Err(Error::Config(format!(
+            "expected {} graph embeddings of {dim} floats, got {} floats",
+            relevance.len(),
+            z.len()
+        )));
+    }
+    if !(0.0..=1.0).contains(&alpha) {
+        return Err(Error::Config(format!("cage.alpha must be in [0, 1], got {alpha}")));
+    }
+    let coh = coherence(z, dim);
+    let fused = fuse(alpha, relevance, &coh);
+    let mut out: Vec<Reranked> = (0..relevance.len())
+        .map(|i| Reranked { candidate: i, score: fused[i], relevance: relevance[i], coherence: coh[i] })
+        .collect();
+    out.sort_by(|a, b| {
+        b.score.partial_cmp(&a.score).unwrap_or(std::cmp::Ordering::Equal).then(a.candidate.cmp(&b.candidate))
+    });
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,214 @@
+//! Unit tests of CAGE's graphs, tensors, coherence and fusion, with values worked out by hand.
+
+use std::rc::Rc;
+
+use super::*;
+use crate::embed::testing::MapEmbedder;
+
+fn labels(g: &PassageGraph) -> Vec<(String, String, String)> {
+    g.edges
+        .iter()
+        .map(|e| {
+            (
+                RELATIONS[e.relation as usize].to_string(),
+                g.nodes[e.source as usize].clone(),
+                g.nodes[e.target as usize].clone(),
+            )
+        })
+        .collect()
+}
+
+fn t(r: &str, s: &str, d: &str) -> (String, String, String) {
+    (r.to_string(), s.to_string(), d.to_string())
+}
+
+#[test]
+fn passage_graph_of_a_real_sentence() {
+    let doc = Pipeline::english()
+        .unwrap()
+        .analyze("Paris", "Paris is the capital of France. It has 2.1 million people.");
+    let g = PassageGraph::build(&doc, 2.0);
+    assert_eq!(g.nodes, ["Paris", "capital", "France", "people", "2.1", "million", "have"]);
+    let mut got = labels(&g);
+    got.sort();
+    let mut want = vec![
+        t("cop", "Paris", "capital"),
+        t("prep", "capital", "France"),
+        // "It" is resolved to the title, Paris.
+        t("nsubj", "have", "Paris"),
+        t("dobj", "have", "people"),
+        t("amod", "people", "2.1"),
+        t("amod", "people", "million"),
+    ];
+    want.sort();
+    assert_eq!(got, want);
+    // Out-degrees: Paris 1, capital 1, France 0, people 2, 2.1 0, million 0, have 2 → min 0.
+    assert_eq!(g.min_out_degree, [false, false, true, false, true, true, false]);
+    for e in &g.edges {
+        let touches = g.min_out_degree[e.source as usize] || g.min_out_degree[e.target as usize];
+        assert_eq!(e.weight, if touches { 2.0 } else { 1.0 }, "{e:?}");
+    }
+}
+
+#[test]
+fn no_content_words_give_an_empty_graph() {
+    let doc = Pipeline::english().unwrap().analyze("", "It is what it is, and so on.");
+    let g = PassageGraph::build(&doc, 1.5);
+    assert!(g.edges.is_empty());
+    let doc = Pipeline::english().unwrap().analyze("", "");
+    assert!(PassageGraph::build(&doc, 1.5).is_empty());
+}
+
+/// a →nsubj b, a →dobj c, b →amod d; out-degrees a 2, b 1, c 0, d 0.
+fn small() -> PassageGraph {
+    let nodes = ["a", "b", "c", "d"].map(String::from).to_vec();
+    PassageGraph::from_parts(
+        nodes,
+        &[(1, 0, 1), (2, 0, 2), (4, 1, 3), (4, 1, 3), (3, 2, 2), (0, 0, 1), (1, 0, 9)],
+        2.0,
+    )
+}
+
+#[test]
+fn reweighting_marks_min_out_degree_nodes_and_their_edges() {
+    let g = small();
+    // Duplicates, self-loops, relation 0 and out-of-range nodes are dropped.
+    assert_eq!(g.edges.len(), 3);
+    assert_eq!(g.min_out_degree, [false, false, true, true]);
+    let w: Vec<f32> = g.edges.iter().map(|e| e.weight).collect();
+    // Sorted by (relation, source, target): nsubj a→b 1, dobj a→c β, amod b→d β.
+    assert_eq!(w, [1.0, 2.0, 2.0]);
+    assert_eq!(g.degrees(), [(2, 0), (1, 1), (0, 1), (0, 1)]);
+    let flat = PassageGraph::from_parts(vec!["x".into()], &[], f32::NAN);
+    assert_eq!(flat.beta, 1.0);
+}
+
+#[test]
+fn normalised_adjacency_by_hand() {
+    let g = small();
+    let n = 5; // stride larger than the graph: padding stays 0
+    let mut a = vec![0.0f32; NUM_RELATIONS * n * n];
+    g.adjacency_into(false, n, &mut a);
+    let at = |a: &[f32], r: usize, i: usize, j: usize| a[r * n * n + i * n + j];
+    for i in 0..4 {
+        assert_eq!(at(&a, 0, i, i), 1.0);
+    }
+    assert_eq!(at(&a, 0, 4, 4), 0.0);
+    assert_eq!(at(&a, 1, 0, 1), 1.0); // nsubj a→b: weight 1 / |N_1(a)| = 1
+    assert_eq!(at(&a, 2, 0, 2), 2.0); // dobj a→c: β / 1
+    assert_eq!(at(&a, 4, 1, 3), 2.0); // amod b→d: β / 1
+    assert_eq!(a.iter().sum::<f32>(), 4.0 + 1.0 + 2.0 + 2.0);
+    // Merged (plain GCN): a has two edges in channel 1, so each is divided by 2.
+    let mut m = vec![0.0f32; 2 * n * n];
+    g.adjacency_into(true, n, &mut m);
+    assert_eq!(at(&m, 1, 0, 1), 0.5);
+    assert_eq!(at(&m, 1, 0, 2), 1.0);
+    assert_eq!(at(&m, 1, 1, 3), 2.0);
+    assert_eq!(m.iter().sum::<f32>(), 4.0 + 3.5);
+}
+
+fn features() -> MapEmbedder {
+    MapEmbedder::new(
+        2,
+        &[("a", vec![1.0, 0.0]), ("b", vec![0.0, 1.0]), ("c", vec![3.0, 4.0]), ("d", vec![1.0, 1.0])],
+    )
+}
+
+#[test]
+fn batch_pads_and_scales_min_out_degree_features() {
+    let g = small();
+    let one = PassageGraph::from_parts(vec!["b".into()], &[], 2.0);
+    let batch = GraphBatch::new(&[g, one], &features(), false).unwrap();
+    assert_eq!((batch.batch, batch.nodes, batch.feature_dim, batch.channels), (2, 4, 2, NUM_RELATIONS));
+    let s = std::f32::consts::FRAC_1_SQRT_2;
+    // Graph 0: a, b as given; c (0.6, 0.8) and d (s, s) times β = 2.
+    let want0 = [1.0, 0.0, 0.0, 1.0, 1.2, 1.6, 2.0 * s, 2.0 * s];
+    for (x, w) in batch.features[..8].iter().zip(want0) {
+        assert!((x - w).abs() < 1e-6, "{x} vs {w}");
+    }
+    // Graph 1: its only node has out-degree 0 = the minimum, so it is scaled too; the rest is padding.
+    assert_eq!(&batch.features[8..], &[0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]);
+    let a1 = &batch.adjacency[NUM_RELATIONS * 16..];
+    assert_eq!(a1[0], 1.0);
+    assert_eq!(a1.iter().sum::<f32>(), 1.0);
+}
+
+#[test]
+fn coherence_and_fusion_by_hand() {
+    // cos(z0, z1) = 0, cos(z0, z2) = cos(z1, z2) = 1/√2.
+    let z = [1.0, 0.0, 0.0, 1.0, 1.0, 1.0];
+    let c = coherence(&z, 2);
+    let h = std::f32::consts::FRAC_1_SQRT_2;
+    let want = [h / 2.0, h / 2.0, h];
+    for (x, w) in c.iter().zip(want) {
+        assert!((x - w).abs() < 1e-6);
+    }
+    assert_eq!(minmax(&c), [0.0, 0.0, 1.0]);
+    let f = fuse(0.5, &[0.2, 0.4, 0.1], &c);
+    for (x, w) in f.iter().zip([0.1, 0.2, 0.55]) {
+        assert!((x - w).abs() < 1e-6);
+    }
+    assert_eq!(coherence(&[1.0, 2.0], 2), [0.0]);
+    assert_eq!(minmax(&[3.0, 3.0]), [0.0, 0.0]);
+    assert_eq!(cosine(&[0.0, 0.0], &[1.0, 0.0]), 0.0);
+}
+
+/// An encoder whose Z is the sum of a graph's (padded) feature rows: simple enough to follow by
+/// hand, so the reranker's plumbing can be checked.
+struct SumEncoder {
+    channels: usize,
+}
+
+impl GraphEncoder for SumEncoder {
+    fn dim(&self) -> usize {
+        2
+    }
+    fn channels(&self) -> usize {
+        self.channels
+    }
+    fn feature_dim(&self) -> usize {
+        2
+    }
+    fn encode(&self, b: &GraphBatch) -> Result<Vec<f32>> {
+        assert_eq!(b.channels, self.channels);
+        let mut z = vec![0.0; b.batch * 2];
+        for g in 0..b.batch {
+            for i in 0..b.nodes {
+                for d in 0..2 {
+                    z[g * 2 + d] += b.features[(g * b.nodes + i) * 2 + d];
+                }
+            }
+        }
+        Ok(z)
+    }
+}
+
+#[test]
+fn rerank_fuses_relevance_and_coherence() {
+    let cage = Cage::new(Rc::new(SumEncoder { channels: NUM_RELATIONS }), None).unwrap();
+    // One-word passages: each graph is one node of out-degree 0 (so scaled by β; cosines do
+    // not see the scale). Z: (1, 0), (0, 1), (1, 1)/√2·β.
+    let fruit = MapEmbedder::new(
+        2,
+        &[("apple", vec![1.0, 0.0]), ("banana", vec![0.0, 1.0]), ("cherry", vec![1.0, 1.0])],
+    );
+    let config = CageConfig { alpha: 0.5, ..CageConfig::default() };
+    let passages = [("Apple", "apple"), ("Banana", "banana"), ("Cherry", "cherry")];
+    for (title, text) in passages {
+        assert_eq!(cage.passage_graph(title, text, &config).nodes, [text]);
+    }
+    let out = cage.rerank(&passages, &[0.2, 0.4, 0.1], &fruit, &config).unwrap();
+    // As coherence_and_fusion_by_hand: fused [0.1, 0.2, 0.55] → order d, b, a.
+    let order: Vec<usize> = out.iter().map(|r| r.candidate).collect();
+    assert_eq!(order, [2, 1, 0]);
+    assert!((out[0].score - 0.55).abs() < 1e-6);
+    assert!((out[2].coherence - std::f32::consts::FRAC_1_SQRT_2 / 2.0).abs() < 1e-6);
+    // Errors, not panics.
+    assert!(cage.rerank(&passages, &[0.1], &fruit, &config).is_err());
+    let bad = CageConfig { alpha: 1.5, ..CageConfig::default() };
+    assert!(cage.rerank(&passages, &[0.1, 0.2, 0.3], &fruit, &bad).is_err());
+    let gcn = CageConfig { plain_gcn: true, ..config };
+    assert!(cage.rerank(&passages, &[0.1, 0.2, 0.3], &fruit, &gcn).is_err());
+    assert!(Cage::new(Rc::new(SumEncoder { channels: 3 }), None).is_err());
+    assert!(cage.rerank(&[], &[], &fruit, &config).unwrap().is_empty());
+}

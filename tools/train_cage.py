@@ -1,0 +1,315 @@
+#!/usr/bin/env python3
+"""Train CAGE's R-GCN (METHOD.md §4; Qi et al., 2026) offline, export it to int8 ONNX, and check
+tract against JAX and onnxruntime.
+
+Data: passage graphs written by `cargo run --release --example cage_export` (nodes, typed edges
+already reweighted with β_cage = 1.5, min-out-degree flags, and the static embedder's vector of
+every node lemma). Passages only: no question, answer or gold label is read.
+
+Model (one layer, no bias, so padding contributes nothing):
+    h_i = ReLU( Σ_{c=0..C-1} Σ_j Â_c[i, j] · x_j W_c ),   Z = Σ_i h_i ∈ R^128
+channel 0 is the self-loop (Â_0 = I on real nodes), channels 1..9 Cairn's relations
+(src/cage/graph.rs RELATIONS), Â_c[i, j] = w(i→j) / |N_c(i)|. `--merge` trains the plain GCN
+ablation (all relations in channel 1, C = 2).
+
+Objective: GraphCL (You et al., 2020) NT-Xent / InfoNCE. Two views of each graph (edge drop
+p = 0.2, feature masking: 20 % of the 256 feature dimensions zeroed per graph), a 2-layer
+projection head used for the loss only, temperature 0.2; the other graphs of the batch are the
+negatives. So two views of one graph are pulled together and different graphs pushed apart
+(a diversity objective). Adam, lr 1e-3, batch 128.
+
+Export: each W_c quantised symmetric per tensor to int8 (scale = max|W_c| / 127), ONNX opset 13:
+DequantizeLinear per channel → Concat → MatMul(features) → Reshape/Transpose → MatMul(adjacency)
+→ ReduceSum(channels) → Relu → ReduceSum(nodes). Inputs `features` [B, N, 256] and `adjacency`
+[B, C, N, N] (float32, dynamic B and N), output `z` [B, 128].
+
+    python3 -m venv /work/venvs/cage && /work/venvs/cage/bin/pip install -r tools/requirements-cage.txt
+    cargo run --release --example cage_export -- /tmp/cage/train CORPUS.jsonl ...
+    python3 tools/train_cage.py train --data /tmp/cage/train --out assets/cage/rgcn-int8.onnx
+    python3 tools/train_cage.py train --data /tmp/cage/train --out assets/cage/gcn-int8.onnx --merge
+    python3 tools/train_cage.py check --model assets/cage/rgcn-int8.onnx --dump DUMP.json [--fixture OUT.json]
+"""
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+F = 256
+H = 128
+R = 10  # channels: self + 9 relations (src/cage/graph.rs)
+
+
+def load(data: Path):
+    feats = np.fromfile(data / "features.f32", dtype="<f4").reshape(-1, F)
+    graphs = []
+    with (data / "graphs.jsonl").open() as f:
+        for line in f:
+            g = json.loads(line)
+            if not g["nodes"]:
+                continue
+            graphs.append(
+                (
+                    np.asarray(g["nodes"], dtype=np.int64),
+                    np.asarray(g["edges"], dtype=np.float32).reshape(-1, 4),
+                    np.asarray(g["min"], dtype=bool),
+                )
+            )
+    return feats, graphs
+
+
+def adjacency(edges: np.ndarray, n: int, stride: int, channels: int, merge: bool) -> np.ndarray:
+    """Â as src/cage/graph.rs adjacency_into: identity in channel 0, w / |N_c(i)| elsewhere."""
+    a = np.zeros((channels, stride, stride), dtype=np.float32)
+    a[0, np.arange(n), np.arange(n)] = 1.0
+    if len(edges):
+        rel = np.ones(len(edges), dtype=np.int64) if merge else edges[:, 0].astype(np.int64)
+        src = edges[:, 1].astype(np.int64)
+        dst = edges[:, 2].astype(np.int64)
+        counts = np.zeros((channels, n), dtype=np.float32)
+        np.add.at(counts, (rel, src), 1.0)
+        np.add.at(a, (rel, src, dst), edges[:, 3] / counts[rel, src])
+    return a
+
+
+def batch_tensors(feats, graphs, beta_scale, channels, merge, rng=None, edge_drop=0.0, feat_mask=0.0):
+    n = max(len(g[0]) for g in graphs)
+    n = int(np.ceil(n / 16) * 16)  # bucket shapes so JAX compiles a few times only
+    b = len(graphs)
+    x = np.zeros((b, n, F), dtype=np.float32)
+    a = np.zeros((b, channels, n, n), dtype=np.float32)
+    for k, (rows, edges, mins) in enumerate(graphs):
+        m = len(rows)
+        xk = feats[rows].copy()
+        xk[mins] *= beta_scale
+        e = edges
+        if rng is not None:
+            if edge_drop > 0 and len(e):
+                e = e[rng.random(len(e)) >= edge_drop]
+            if feat_mask > 0:
+                xk[:, rng.random(F) < feat_mask] = 0.0
+        x[k, :m] = xk
+        a[k] = adjacency(e, m, n, channels, merge)
+    return x, a
+
+
+def forward_np(w, x, a):
+    """The model in numpy (float64), the reference the ONNX graph must equal."""
+    xw = np.einsum("bnf,cfh->bcnh", x.astype(np.float64), w.astype(np.float64))
+    h = np.maximum(np.einsum("bcij,bcjh->bih", a.astype(np.float64), xw), 0.0)
+    return h.sum(axis=1)
+
+
+def train(args):
+    import jax
+    import jax.numpy as jnp
+
+    channels = 2 if args.merge else R
+    feats, graphs = load(Path(args.data))
+    print(f"{len(graphs)} graphs, {feats.shape[0]} lemma features, channels {channels}", file=sys.stderr)
+    rng = np.random.default_rng(args.seed)
+    key = jax.random.PRNGKey(args.seed)
+    k1, k2, k3 = jax.random.split(key, 3)
+    glorot = np.sqrt(2.0 / (F + H))
+    params = {
+        "w": jax.random.normal(k1, (channels, F, H)) * glorot,
+        "p1": jax.random.normal(k2, (H, H)) * np.sqrt(1.0 / H),
+        "p2": jax.random.normal(k3, (H, H)) * np.sqrt(1.0 / H),
+    }
+
+    def encode(w, x, a):
+        xw = jnp.einsum("bnf,cfh->bcnh", x, w)
+        h = jax.nn.relu(jnp.einsum("bcij,bcjh->bih", a, xw))
+        return h.sum(axis=1)
+
+    def project(p, z):
+        return jax.nn.relu(z @ p["p1"]) @ p["p2"]
+
+    def loss_fn(p, x1, a1, x2, a2):
+        z1 = project(p, encode(p["w"], x1, a1))
+        z2 = project(p, encode(p["w"], x2, a2))
+        z1 = z1 / (jnp.linalg.norm(z1, axis=1, keepdims=True) + 1e-8)
+        z2 = z2 / (jnp.linalg.norm(z2, axis=1, keepdims=True) + 1e-8)
+        logits = z1 @ z2.T / args.temperature
+        labels = jnp.arange(z1.shape[0])
+        l12 = -jnp.mean(jax.nn.log_softmax(logits, axis=1)[labels, labels])
+        l21 = -jnp.mean(jax.nn.log_softmax(logits.T, axis=1)[labels, labels])
+        return (l12 + l21) / 2
+
+    # Adam by hand (no optax dependency).
+    m = jax.tree_util.tree_map(jnp.zeros_like, params)
+    v = jax.tree_util.tree_map(jnp.zeros_like, params)
+    b1, b2, eps = 0.9, 0.999, 1e-8
+
+    @jax.jit
+    def step(p, m, v, t, x1, a1, x2, a2):
+        loss, g = jax.value_and_grad(loss_fn)(p, x1, a1, x2, a2)
+        m = jax.tree_util.tree_map(lambda m, g: b1 * m + (1 - b1) * g, m, g)
+        v = jax.tree_util.tree_map(lambda v, g: b2 * v + (1 - b2) * g * g, v, g)
+        mh = jax.tree_util.tree_map(lambda m: m / (1 - b1**t), m)
+        vh = jax.tree_util.tree_map(lambda v: v / (1 - b2**t), v)
+        p = jax.tree_util.tree_map(lambda p, mh, vh: p - args.lr * mh / (jnp.sqrt(vh) + eps), p, mh, vh)
+        return p, m, v, loss
+
+    # Batches of similar size (sorted by node count, then shuffled batch order).
+    order = np.argsort([len(g[0]) for g in graphs], kind="stable")
+    batches = [order[i : i + args.batch] for i in range(0, len(order), args.batch)]
+    batches = [bt for bt in batches if len(bt) > 1]
+    t = 0
+    start = time.time()
+    for epoch in range(args.epochs):
+        rng.shuffle(batches)
+        total = 0.0
+        for bt in batches:
+            gs = [graphs[i] for i in bt]
+            x1, a1 = batch_tensors(feats, gs, args.beta, channels, args.merge, rng, args.edge_drop, args.feat_mask)
+            x2, a2 = batch_tensors(feats, gs, args.beta, channels, args.merge, rng, args.edge_drop, args.feat_mask)
+            t += 1
+            params, m, v, loss = step(params, m, v, t, x1, a1, x2, a2)
+            total += float(loss)
+        print(f"epoch {epoch + 1}: loss {total / len(batches):.4f} ({time.time() - start:.0f} s)", file=sys.stderr)
+
+    w = np.asarray(params["w"], dtype=np.float32)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    np.save(out.with_suffix(".f32.npy"), w)  # not committed: only for `check --f32`
+    export_onnx(w, out)
+    print(f"wrote {out} ({out.stat().st_size} bytes) and {out.with_suffix('.f32.npy')}", file=sys.stderr)
+
+
+def quantize(w):
+    scales = np.abs(w).reshape(w.shape[0], -1).max(axis=1) / 127.0
+    scales = np.where(scales > 0, scales, 1.0).astype(np.float32)
+    q = np.clip(np.round(w / scales[:, None, None]), -127, 127).astype(np.int8)
+    return q, scales
+
+
+def dequantized(q, scales):
+    return q.astype(np.float32) * scales[:, None, None]
+
+
+def export_onnx(w, out: Path):
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+
+    channels = w.shape[0]
+    q, scales = quantize(w)
+    inits, nodes, deq = [], [], []
+    for c in range(channels):
+        inits.append(numpy_helper.from_array(q[c], f"w{c}_int8"))
+        inits.append(numpy_helper.from_array(np.array(scales[c], dtype=np.float32), f"w{c}_scale"))
+        inits.append(numpy_helper.from_array(np.array(0, dtype=np.int8), f"w{c}_zero"))
+        nodes.append(helper.make_node("DequantizeLinear", [f"w{c}_int8", f"w{c}_scale", f"w{c}_zero"], [f"w{c}"]))
+        deq.append(f"w{c}")
+    inits.append(numpy_helper.from_array(np.array([0, 0, channels, H], dtype=np.int64), "shape_bnch"))
+    inits.append(numpy_helper.from_array(np.array([1], dtype=np.int64), "axis1"))
+    nodes += [
+        helper.make_node("Concat", deq, ["w_all"], axis=1),
+        helper.make_node("MatMul", ["features", "w_all"], ["xw"]),
+        helper.make_node("Reshape", ["xw", "shape_bnch"], ["xw4"]),
+        helper.make_node("Transpose", ["xw4"], ["xwt"], perm=[0, 2, 1, 3]),
+        helper.make_node("MatMul", ["adjacency", "xwt"], ["msg"]),
+        helper.make_node("ReduceSum", ["msg", "axis1"], ["pre"], keepdims=0),
+        helper.make_node("Relu", ["pre"], ["h"]),
+        helper.make_node("ReduceSum", ["h", "axis1"], ["z"], keepdims=0),
+    ]
+    graph = helper.make_graph(
+        nodes,
+        "cage_rgcn" if channels > 2 else "cage_gcn",
+        [
+            helper.make_tensor_value_info("features", TensorProto.FLOAT, ["batch", "nodes", F]),
+            helper.make_tensor_value_info("adjacency", TensorProto.FLOAT, ["batch", channels, "nodes", "nodes"]),
+        ],
+        [helper.make_tensor_value_info("z", TensorProto.FLOAT, ["batch", H])],
+        inits,
+    )
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)], producer_name="cairn tools/train_cage.py")
+    onnx.checker.check_model(model)
+    onnx.save(model, out)
+
+
+def check(args):
+    """Compare tract's Z (from the dump) with JAX/numpy on the float32 weights and on the
+    dequantised int8 weights, and with onnxruntime running the ONNX file."""
+    import onnxruntime as ort
+
+    dump = json.loads(Path(args.dump).read_text())
+    b, n, c = dump["batch"], dump["nodes"], dump["channels"]
+    x = np.asarray(dump["features"], dtype=np.float32).reshape(b, n, F)
+    a = np.asarray(dump["adjacency"], dtype=np.float32).reshape(b, c, n, n)
+    z_tract = np.asarray(dump["z"], dtype=np.float32).reshape(b, H)
+    import onnx
+    from onnx import numpy_helper
+
+    model = Path(args.model)
+    inits = {t.name: numpy_helper.to_array(t) for t in onnx.load(str(model)).graph.initializer}
+    q = np.stack([inits[f"w{k}_int8"] for k in range(c)])
+    scales = np.array([inits[f"w{k}_scale"] for k in range(c)], dtype=np.float32)
+    z_int8 = forward_np(dequantized(q, scales), x, a)
+    f32_path = Path(args.f32) if args.f32 else model.with_suffix(".f32.npy")
+    z_f32 = forward_np(np.load(f32_path), x, a) if f32_path.exists() else None
+    sess = ort.InferenceSession(str(model), providers=["CPUExecutionProvider"])
+    z_ort = sess.run(["z"], {"features": x, "adjacency": a})[0]
+
+    def cos_rows(u, v):
+        return (u * v).sum(1) / (np.linalg.norm(u, axis=1) * np.linalg.norm(v, axis=1) + 1e-12)
+
+    def rel(u, v):
+        return float(np.abs(u - v).max() / (np.abs(v).max() + 1e-12))
+
+    report = {
+        "graphs": b,
+        "tract_vs_numpy_int8_max_abs": float(np.abs(z_tract - z_int8).max()),
+        "tract_vs_numpy_int8_max_rel": rel(z_tract, z_int8),
+        "ort_vs_numpy_int8_max_abs": float(np.abs(z_ort - z_int8).max()),
+        "tract_vs_ort_max_abs": float(np.abs(z_tract - z_ort).max()),
+        "int8_vs_f32_min_cosine": None if z_f32 is None else float(cos_rows(z_int8, z_f32).min()),
+        "z_max_abs": float(np.abs(z_int8).max()),
+    }
+    print(json.dumps(report, indent=1))
+    if args.fixture:
+        fixture = {
+            "about": "CAGE R-GCN reference: z from tools/train_cage.py's float64 forward pass with the "
+            "model's dequantised int8 weights, on the inputs Cairn built for these passages",
+            "model": model.name,
+            "passages": dump["passages"],
+            "z_reference": [round(float(v), 6) for v in z_int8.reshape(-1)],
+            "z_onnxruntime": [round(float(v), 6) for v in z_ort.reshape(-1)],
+            "report": report,
+        }
+        Path(args.fixture).write_text(json.dumps(fixture, indent=0) + "\n")
+    return 0 if report["tract_vs_numpy_int8_max_rel"] < 1e-4 else 1
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    t = sub.add_parser("train")
+    t.add_argument("--data", required=True)
+    t.add_argument("--out", required=True)
+    t.add_argument("--merge", action="store_true", help="plain GCN: one relation type")
+    t.add_argument("--epochs", type=int, default=8)
+    t.add_argument("--batch", type=int, default=128)
+    t.add_argument("--lr", type=float, default=1e-3)
+    t.add_argument("--temperature", type=float, default=0.2)
+    t.add_argument("--edge-drop", type=float, default=0.2)
+    t.add_argument("--feat-mask", type=float, default=0.2)
+    t.add_argument("--beta", type=float, default=1.5, help="β_cage on min-out-degree features (edges carry it from the export)")
+    t.add_argument("--seed", type=int, default=7)
+    c = sub.add_parser("check")
+    c.add_argument("--model", required=True)
+    c.add_argument("--dump", required=True)
+    c.add_argument("--fixture")
+    c.add_argument("--f32", help="the float32 weights train wrote (MODEL.f32.npy), for the int8-vs-f32 cosine")
+    args = ap.parse_args()
+    if args.cmd == "train":
+        train(args)
+        return 0
+    return check(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
