@@ -165,6 +165,10 @@ mod cli {
         /// CAGE ablation: the plain GCN (one relation type; its own trained model).
         #[arg(long)]
         plain_gcn: bool,
+        /// CAGE's relevance term: `cosine` (METHOD.md §4, the default) or `first-stage` (the first
+        /// stage's scores, min-max normalised: keeps CatRAG's or BM25's order for coherence to break).
+        #[arg(long, value_name = "cosine|first-stage")]
+        cage_relevance: Option<String>,
     }
 
     impl CageArgs {
@@ -181,6 +185,10 @@ mod cli {
             }
             c.no_reweight |= self.no_reweight;
             c.plain_gcn |= self.plain_gcn;
+            if let Some(r) = &self.cage_relevance {
+                c.relevance = serde_json::from_value(json!(r))
+                    .map_err(|_| format!("--cage-relevance {r:?}: expected cosine or first-stage"))?;
+            }
             c.validate().map_err(|e| e.to_string())?;
             Ok(c)
         }

@@ -41,11 +41,35 @@ pub struct CageConfig {
     pub no_reweight: bool,
     /// Ablation: the plain GCN (one relation type; its own trained model) instead of the R-GCN.
     pub plain_gcn: bool,
+    /// What the fusion's relevance term is (default [`CageRelevance::Cosine`], METHOD.md §4).
+    pub relevance: CageRelevance,
+}
+
+/// The query-relevance term of CAGE's fusion.
+///
+/// METHOD.md §4 writes cos(query, p). A first stage that is not itself a cosine ranking (CatRAG's
+/// PPR, BM25) is then overruled by the static embedder's cosine; `FirstStage` keeps its order
+/// instead and lets coherence break it. Serde names: `cosine`, `first-stage`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CageRelevance {
+    /// cos(query, p) with the static embedder (METHOD.md §4). The default.
+    #[default]
+    Cosine,
+    /// The first stage's own scores, min–max normalised over the N candidates (0–1).
+    FirstStage,
 }
 
 impl Default for CageConfig {
     fn default() -> Self {
-        CageConfig { alpha: 0.8, beta: 1.5, candidates: 20, no_reweight: false, plain_gcn: false }
+        CageConfig {
+            alpha: 0.8,
+            beta: 1.5,
+            candidates: 20,
+            no_reweight: false,
+            plain_gcn: false,
+            relevance: CageRelevance::Cosine,
+        }
     }
 }
 

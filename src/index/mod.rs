@@ -814,11 +814,17 @@ impl Index {
         })?;
         let field = self.field(Method::Dense)?;
         let hits = self.search(query, self.config.cage.candidates, first)?;
-        let q = field.embedder().embed(query)?;
-        let relevance = hits
-            .iter()
-            .map(|h| field.vectors().row(h.passage as usize).map_or(0.0, |v| crate::embed::dot(v, &q)))
-            .collect();
+        let relevance = match self.config.cage.relevance {
+            crate::cage::CageRelevance::Cosine => {
+                let q = field.embedder().embed(query)?;
+                hits.iter()
+                    .map(|h| field.vectors().row(h.passage as usize).map_or(0.0, |v| crate::embed::dot(v, &q)))
+                    .collect()
+            }
+            crate::cage::CageRelevance::FirstStage => {
+                crate::cage::minmax(&hits.iter().map(|h| h.score).collect::<Vec<f32>>())
+            }
+        };
         Ok(CageCandidates { hits, relevance })
     }
 
