@@ -30,8 +30,11 @@ pub struct FetchClient {
     cancelled: RefCell<bool>,
     in_flight: RefCell<Option<AbortController>>,
     requests: RefCell<u64>,
-    on_request: RefCell<Option<Box<dyn Fn(u64, &str)>>>,
+    on_request: RefCell<Option<RequestHook>>,
 }
+
+/// The hook called before each request: `(requests sent so far, URL)`.
+type RequestHook = Box<dyn Fn(u64, &str)>;
 
 enum Attempt {
     Done(ChatResponse),
