@@ -1025,3 +1025,10 @@ impl CageModel {
         self.inner.encode(&b).map_err(js_err)
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// The user's LLM endpoint (issue 6): `LlmEndpoint`, `LlmPlan` and the Engine's three-phase
+// CatRAG search with LLM tiers. In its own file to keep this one's diff small.
+#[path = "wasm_llm.rs"]
+mod llm_api;
+pub use llm_api::{LlmEndpoint, LlmPlan};

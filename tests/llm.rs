@@ -377,3 +377,26 @@ fn three_phase_tiering_equals_the_blocking_tierer() {
         .iter()
         .any(|o| matches!(o.cause, cairn::catrag::OverlayCause::Tiered { tier: Tier::High })));
 }
+
+/// `Index::clear_edge_tierer` (the page's three phases set a tierer per search and clear it
+/// afterwards) gives back the offline embedding-similarity tierer: the same ranking and overlay
+/// as before any tierer was set.
+#[test]
+fn clearing_the_edge_tierer_restores_the_offline_stand_in() {
+    use cairn::catrag::EmbeddingSimilarityTierer;
+    use cairn::llm::plan::TierPlanner;
+    let _g = serial();
+    let (mut index, q) = pool_index();
+    let offline = index.search_graph(&q, 5, Method::Catrag).unwrap();
+    assert_eq!(offline.retrieval.tierer.as_deref(), Some(EmbeddingSimilarityTierer::NAME));
+    index.set_edge_tierer(Box::new(TierPlanner::default())).unwrap();
+    let planning = index.search_graph(&q, 5, Method::Catrag).unwrap();
+    assert_eq!(planning.retrieval.tierer.as_deref(), Some("llm-planning"));
+    assert!(planning.retrieval.tier_failures > 0, "the planner answers no tiers");
+    index.clear_edge_tierer();
+    let again = index.search_graph(&q, 5, Method::Catrag).unwrap();
+    assert_eq!(again.retrieval.tierer.as_deref(), Some(EmbeddingSimilarityTierer::NAME));
+    assert_eq!(again.retrieval.tier_failures, 0);
+    assert_eq!(again.hits, offline.hits);
+    assert_eq!(again.retrieval.overlay, offline.retrieval.overlay);
+}

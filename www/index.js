@@ -169,8 +169,13 @@ function requestIndex(message) {
 }
 
 function onMessage(msg) {
+  if (typeof msg.type === 'string' && msg.type.startsWith('llm-')) {
+    handleLlmMessage(msg);
+    return;
+  }
   switch (msg.type) {
     case 'hello':
+      llmSendConfig(); // a new worker has no endpoint: give it the one in use
       state.started = true;
       state.stats = msg.stats;
       state.methods = msg.methods || [];
@@ -213,7 +218,10 @@ function onMessage(msg) {
       break;
     }
     case 'results':
-      if (msg.id === state.searchId) renderResults(msg);
+      if (msg.id === state.searchId) {
+        renderResults(msg);
+        renderLlmTiers(msg);
+      }
       return;
     case 'passage-graph':
       showPassageGraph(msg);
@@ -231,7 +239,10 @@ function onMessage(msg) {
         if (box) box.textContent = msg.message;
         return;
       }
-      if (msg.during === 'search') el.resultsMeta.textContent = '';
+      if (msg.during === 'search') {
+        el.resultsMeta.textContent = '';
+        renderLlmTiers(null);
+      }
       showError(msg.message);
       if (msg.fatal) restartEmpty('The search engine was restarted after an internal error and is empty.');
       return;
@@ -1294,6 +1305,240 @@ function startFromLocation() {
     requestIndex({ type: 'load-demo', replace: true });
   });
 }
+
+// ---------------------------------------------------------------- LLM endpoint (issue 6)
+// Off by default: no configuration, nothing sent. "Use this endpoint" gives the worker a
+// configuration; the worker's wasm client reports every HTTP request before it leaves
+// ('llm-request'), and the badge counts them. Settings live in memory unless "remember on this
+// device" is ticked (then localStorage, key LLM_STORE, API key included).
+
+const LLM_STORE = 'cairn-llm-endpoint';
+const llmEl = {
+  panel: $('llm-panel'),
+  state: $('llm-state'),
+  url: $('llm-url'),
+  model: $('llm-model'),
+  key: $('llm-key'),
+  remember: $('llm-remember'),
+  use: $('llm-use'),
+  test: $('llm-test'),
+  off: $('llm-off'),
+  result: $('llm-result'),
+  badge: $('llm-badge'),
+  badgeText: $('llm-badge-text'),
+  cancel: $('llm-cancel'),
+  tiers: $('llm-tiers'),
+  answerRow: $('llm-answer-row'),
+  answer: $('llm-answer'),
+  answerText: $('llm-answer-text'),
+};
+const llm = { config: null, on: false, model: '', host: '', requests: 0, sendingTimer: 0, searching: false, hits: [], query: '', answerId: 0 };
+
+function llmHost(url) {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+/** What to do about a fetch that the browser refused (CORS) or that reached nothing. */
+function llmCorsFix() {
+  const origin = location.origin;
+  return `The browser could not read the endpoint's answer: nothing listens at that URL, or the endpoint does not allow this page's origin (${origin}) (CORS). Fix it on the endpoint: Ollama: start it with OLLAMA_ORIGINS=${origin} ollama serve · llama.cpp: llama-server sends CORS headers itself (check the URL and port) · LM Studio: turn on “Enable CORS” in the server settings · anything else: put a reverse proxy in front that adds Access-Control-Allow-Origin: ${origin}.`;
+}
+
+function llmSendConfig() {
+  if (state.worker) state.worker.postMessage({ type: 'llm-config', config: llm.config });
+}
+
+function llmApply() {
+  const baseUrl = llmEl.url.value.trim();
+  const model = llmEl.model.value.trim();
+  if (!baseUrl || !model) {
+    llmSetResult('Give the base URL and the model name.', true);
+    return;
+  }
+  llm.config = { baseUrl, model, apiKey: llmEl.key.value || undefined };
+  try {
+    if (llmEl.remember.checked) localStorage.setItem(LLM_STORE, JSON.stringify(llm.config));
+    else localStorage.removeItem(LLM_STORE);
+  } catch {
+    // storage refused (private mode): the settings stay in memory
+  }
+  llmSetResult('', false);
+  llmSendConfig();
+}
+
+function llmTurnOff() {
+  llm.config = null;
+  llmEl.key.value = '';
+  llmEl.remember.checked = false;
+  try {
+    localStorage.removeItem(LLM_STORE);
+  } catch {
+    // nothing stored
+  }
+  llmSetResult('', false);
+  llmSendConfig();
+}
+
+function llmSetResult(text, bad) {
+  llmEl.result.textContent = text;
+  llmEl.result.classList.toggle('bad', !!bad);
+}
+
+function llmRenderState() {
+  llmEl.state.textContent = llm.on ? `on: ${llm.model} at ${llm.host}` : 'off: nothing is sent';
+  llmEl.test.disabled = !llm.on;
+  llmEl.off.disabled = !llm.on;
+  llmEl.answerRow.hidden = !(llm.on && llm.hits.length > 0);
+}
+
+function llmRenderBadge(sending) {
+  if (llm.requests === 0) {
+    llmEl.badge.hidden = true;
+    return;
+  }
+  llmEl.badge.hidden = false;
+  llmEl.badge.classList.toggle('sending', sending);
+  const n = `${llm.requests} ${llm.requests === 1 ? 'request' : 'requests'} this session`;
+  llmEl.badgeText.textContent = sending ? `Sending to ${llm.host}… ${n}` : `Sent to ${llm.host}: ${n}`;
+  llmEl.badge.dataset.requests = String(llm.requests);
+}
+
+function handleLlmMessage(msg) {
+  switch (msg.type) {
+    case 'llm-config':
+      llm.on = !!msg.on;
+      if (msg.on) {
+        llm.model = msg.model;
+        llm.host = llmHost(msg.url);
+      } else if (msg.error) {
+        llm.config = null;
+        llmSetResult(`These settings cannot be used: ${msg.error}`, true);
+      }
+      llmRenderState();
+      return;
+    case 'llm-request':
+      llm.requests += 1;
+      llm.host = llmHost(msg.url);
+      llmRenderBadge(true);
+      clearTimeout(llm.sendingTimer);
+      llm.sendingTimer = setTimeout(() => llmRenderBadge(false), 1500);
+      return;
+    case 'llm-test':
+      if (msg.ok) {
+        llmSetResult(`Connected: ${msg.model} answered in ${Math.round(msg.latencyMs)} ms (“${String(msg.reply).trim().slice(0, 60)}”).`, false);
+      } else {
+        llmSetResult(/CORS/.test(msg.error) ? `Test failed. ${llmCorsFix()}` : `Test failed: ${msg.error}`, true);
+      }
+      llmEl.test.disabled = !llm.on;
+      return;
+    case 'llm-progress':
+      if (msg.id !== state.searchId) return;
+      llm.searching = true;
+      llmEl.cancel.hidden = false;
+      llmRenderBadge(false);
+      llmEl.badge.hidden = false;
+      el.resultsMeta.textContent = msg.batches
+        ? `Asking ${llm.host} to tier ${msg.edges} edges around ${msg.batches} seed ${msg.batches === 1 ? 'entity' : 'entities'}…`
+        : 'Searching…';
+      return;
+    case 'llm-answer':
+      if (msg.id !== llm.answerId) return;
+      llmEl.answer.disabled = false;
+      llmEl.answerText.hidden = false;
+      llmEl.answerText.classList.toggle('bad', !msg.ok);
+      llmEl.answerText.textContent = msg.ok
+        ? `Written by ${msg.model} (your endpoint at ${llm.host}) from the top 5 passages, not checked by Cairn: ${msg.answer}`
+        : /CORS/.test(msg.error) ? llmCorsFix() : `The endpoint gave no answer: ${msg.error}`;
+      return;
+    default:
+  }
+}
+
+/** The tiers line under a CatRAG result header (null: the search failed). */
+function renderLlmTiers(msg) {
+  llm.searching = false;
+  llmEl.cancel.hidden = true;
+  llmEl.answerText.hidden = true;
+  llm.hits = msg && msg.hits ? msg.hits.slice(0, 5).map((h) => ({ title: h.title, text: h.text })) : [];
+  llm.query = msg ? String(msg.query ?? '') : '';
+  llmRenderState();
+  const t = msg && msg.tiers;
+  llmEl.tiers.classList.remove('bad');
+  if (!msg || msg.method !== 'catrag') {
+    llmEl.tiers.hidden = true;
+    return;
+  }
+  llmEl.tiers.hidden = false;
+  llmEl.tiers.dataset.kind = t ? t.kind : 'offline';
+  if (!t) {
+    llmEl.tiers.textContent = 'tiers: embedding similarity (offline stand-in)';
+    return;
+  }
+  const parts = [];
+  if (t.batches === 0) parts.push(`tiers: LLM (${t.model}), but no edge needed tiering for this query`);
+  else if (t.kind === 'llm') parts.push(`tiers: LLM (${t.model}), ${t.calls} ${t.calls === 1 ? 'call' : 'calls'}`);
+  else parts.push(`tiers: none from ${t.model}: all ${t.edges} edges fell back to Weak`);
+  if (t.kind === 'llm' && t.weakFallbackEdges > 0) parts.push(`${t.weakFallbackEdges} of ${t.edges} edges fell back to Weak`);
+  if (t.cancelled) parts.push('cancelled: the edges not yet rated are Weak');
+  else if (t.cors) parts.push(llmCorsFix());
+  else if (t.error) parts.push(`the endpoint failed: ${t.error}`);
+  llmEl.tiers.textContent = parts.join(' · ');
+  llmEl.tiers.classList.toggle('bad', t.kind !== 'llm' || !!t.error);
+}
+
+function llmStartFromStorage() {
+  let saved = null;
+  try {
+    saved = JSON.parse(localStorage.getItem(LLM_STORE) || 'null');
+  } catch {
+    saved = null;
+  }
+  if (!saved || !saved.baseUrl || !saved.model) return;
+  llmEl.url.value = saved.baseUrl;
+  llmEl.model.value = saved.model;
+  llmEl.key.value = saved.apiKey || '';
+  llmEl.remember.checked = true;
+  llm.config = saved; // sent to the worker when it says hello
+}
+
+llmEl.use.addEventListener('click', llmApply);
+llmEl.off.addEventListener('click', llmTurnOff);
+llmEl.test.addEventListener('click', () => {
+  llmEl.test.disabled = true;
+  llmSetResult(`Testing ${llm.host}…`, false);
+  state.worker.postMessage({ type: 'llm-test' });
+});
+llmEl.cancel.addEventListener('click', () => state.worker.postMessage({ type: 'llm-cancel' }));
+llmEl.remember.addEventListener('change', () => {
+  if (!llmEl.remember.checked) {
+    try {
+      localStorage.removeItem(LLM_STORE);
+    } catch {
+      // nothing stored
+    }
+  } else if (llm.config) {
+    try {
+      localStorage.setItem(LLM_STORE, JSON.stringify(llm.config));
+    } catch {
+      // storage refused
+    }
+  }
+});
+llmEl.answer.addEventListener('click', () => {
+  if (!llm.hits.length) return;
+  llm.answerId += 1;
+  llmEl.answer.disabled = true;
+  llmEl.answerText.hidden = false;
+  llmEl.answerText.classList.remove('bad');
+  llmEl.answerText.textContent = `Asking ${llm.model} at ${llm.host}…`;
+  state.worker.postMessage({ type: 'llm-answer', id: llm.answerId, query: llm.query, passages: llm.hits });
+});
+llmStartFromStorage();
+llmRenderState();
 
 el.saveIndex.addEventListener('click', saveInBrowser);
 el.exportIndex.addEventListener('click', exportFile);

@@ -52,7 +52,7 @@
 // keeps the vectors of the passages already there; only new ones are embedded (on the next
 // dense-minilm search).
 
-import init, { Engine, methods, version } from '../pkg/cairn.js';
+import init, { Engine, LlmEndpoint, methods, version } from '../pkg/cairn.js';
 
 const DEMO_URL = 'data/hotpotqa/corpus.jsonl';
 const DEMO_NAME = 'hotpotqa';
@@ -547,6 +547,10 @@ async function handle(msg, early) {
       else await loadEmbedder(msg.id);
       return;
     case 'search': {
+      if (msg.method === 'catrag' && llm) {
+        await searchWithLlm(msg);
+        return;
+      }
       try {
         const t0 = now();
         const opts = { k: Number(msg.k) || 5 };
@@ -582,6 +586,11 @@ async function handle(msg, early) {
     case 'load-index-url':
     case 'corpus-jsonl':
       await handleIndexFile(msg);
+      return;
+    case 'llm-config':
+    case 'llm-test':
+    case 'llm-answer':
+      await handleLlm(msg);
       return;
     default:
       post({ type: 'error', during: 'message', message: `unknown message type ${JSON.stringify(msg && msg.type)}` });
@@ -720,6 +729,102 @@ async function handleIndexFile(msg) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// The user's LLM endpoint (issue 6). Off by default: `llm` stays null and nothing is sent until
+// the page posts 'llm-config' with a configuration. Every HTTP request goes through the wasm
+// client (LlmEndpoint), which reports it here before it leaves; each is posted to the page as
+// {type: 'llm-request', n (this session), url}. 'llm-cancel' (not queued) aborts the fetches.
+let llm = null;
+let llmSessionRequests = 0;
+
+function llmEvent(ev) {
+  if (ev && ev.type === 'request') {
+    llmSessionRequests += 1;
+    post({ type: 'llm-request', n: llmSessionRequests, url: ev.url });
+  }
+}
+
+async function handleLlm(msg) {
+  switch (msg.type) {
+    case 'llm-config': {
+      llm?.cancel();
+      llm?.free();
+      llm = null;
+      if (!msg.config) {
+        post({ type: 'llm-config', on: false });
+        return;
+      }
+      const c = msg.config;
+      const cfg = { base_url: String(c.baseUrl ?? '').trim(), model: String(c.model ?? '').trim() };
+      if (c.apiKey) cfg.api_key = String(c.apiKey);
+      if (c.timeoutMs) cfg.timeout_ms = Number(c.timeoutMs);
+      if (c.retries !== undefined) cfg.retries = Number(c.retries);
+      try {
+        llm = new LlmEndpoint(JSON.stringify(cfg), llmEvent);
+        post({ type: 'llm-config', on: true, model: llm.model, url: llm.url });
+      } catch (err) {
+        post({ type: 'llm-config', on: false, error: message(err) });
+      }
+      return;
+    }
+    case 'llm-test': {
+      if (!llm) {
+        post({ type: 'llm-test', id: msg.id, ok: false, error: 'no endpoint is configured' });
+        return;
+      }
+      try {
+        const r = await llm.testConnection();
+        post({ type: 'llm-test', id: msg.id, ok: true, ...r });
+      } catch (err) {
+        post({ type: 'llm-test', id: msg.id, ok: false, error: message(err) });
+      }
+      return;
+    }
+    case 'llm-answer': {
+      if (!llm) {
+        post({ type: 'llm-answer', id: msg.id, ok: false, error: 'no endpoint is configured' });
+        return;
+      }
+      try {
+        const passages = (Array.isArray(msg.passages) ? msg.passages : []).map((p) => ({ title: String(p.title ?? ''), text: String(p.text ?? '') }));
+        const answer = await llm.answer(String(msg.query ?? ''), passages);
+        post({ type: 'llm-answer', id: msg.id, ok: true, answer, model: llm.model, query: msg.query });
+      } catch (err) {
+        post({ type: 'llm-answer', id: msg.id, ok: false, error: message(err) });
+      }
+      return;
+    }
+    default:
+  }
+}
+
+/** CatRAG with the endpoint's tiers: plan (no I/O), ask the endpoint, search from its tiers. */
+async function searchWithLlm(msg) {
+  const endpoint = llm;
+  try {
+    const t0 = now();
+    const opts = { k: Number(msg.k) || 5, method: 'catrag' };
+    const query = String(msg.query ?? '');
+    const plan = engine.planLlmTiers(query, opts);
+    post({ type: 'llm-progress', id: msg.id, batches: plan.batches, edges: plan.edges });
+    const report = await endpoint.tier(plan);
+    const out = engine.searchWithTiers(query, opts, plan, endpoint.model, msg.explain !== false);
+    plan.free();
+    const ms = now() - t0;
+    post({
+      type: 'results', id: msg.id, query: msg.query, method: 'catrag', hits: out.hits, ms,
+      explanation: out.explanation ?? undefined,
+      tiers: {
+        kind: report.batchesAnswered > 0 ? 'llm' : 'weak',
+        model: endpoint.model, url: endpoint.url, tierer: out.tierer, tierFailures: out.tierFailures,
+        ...report,
+      },
+    });
+  } catch (err) {
+    postError('search', err, { id: msg.id });
+  }
+}
+
 // Messages are handled one at a time, in order, once the wasm module is ready.
 let queue = init()
   .then(() => {
@@ -733,6 +838,11 @@ let queue = init()
   });
 
 self.onmessage = (event) => {
+  if (event.data?.type === 'llm-cancel') {
+    // not queued: it must reach the fetches of the search in progress
+    llm?.cancel();
+    return;
+  }
   if (event.data?.type === 'cancel-embedder') {
     // not queued: it must reach a download that is waiting for the network
     embedderDownload?.abort();

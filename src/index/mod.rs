@@ -513,6 +513,14 @@ impl Index {
         Ok(())
     }
 
+    /// Go back to the offline [`crate::catrag::EmbeddingSimilarityTierer`] after
+    /// [`Index::set_edge_tierer`]. Does nothing without a graph.
+    pub fn clear_edge_tierer(&mut self) {
+        if let Some(g) = self.graph.as_mut() {
+            g.tierer = None;
+        }
+    }
+
     /// Give the corpus back (to add passages and build again).
     pub fn into_corpus(self) -> Corpus {
         self.corpus

@@ -30,7 +30,11 @@ pub struct FetchClient {
     cancelled: RefCell<bool>,
     in_flight: RefCell<Option<AbortController>>,
     requests: RefCell<u64>,
+    on_request: RefCell<Option<RequestHook>>,
 }
+
+/// The hook called before each request: `(requests sent so far, URL)`.
+type RequestHook = Box<dyn Fn(u64, &str)>;
 
 enum Attempt {
     Done(ChatResponse),
@@ -78,6 +82,7 @@ impl FetchClient {
             cancelled: RefCell::new(false),
             in_flight: RefCell::new(None),
             requests: RefCell::new(0),
+            on_request: RefCell::new(None),
         })
     }
 
@@ -89,6 +94,23 @@ impl FetchClient {
     /// HTTP requests sent so far (retries included).
     pub fn requests_sent(&self) -> u64 {
         *self.requests.borrow()
+    }
+
+    /// Call `f(n, url)` just before each HTTP request is sent (retries included), `n` being
+    /// [`FetchClient::requests_sent`] after counting it: the one place where every request of
+    /// this client is counted and reported (the page shows it). Replaces an earlier hook.
+    pub fn set_on_request(&self, f: impl Fn(u64, &str) + 'static) {
+        *self.on_request.borrow_mut() = Some(Box::new(f));
+    }
+
+    /// Accept requests again after [`FetchClient::cancel`] (for the next operation).
+    pub fn resume(&self) {
+        *self.cancelled.borrow_mut() = false;
+    }
+
+    /// Whether [`FetchClient::cancel`] was called since the last [`FetchClient::resume`].
+    pub fn is_cancelled(&self) -> bool {
+        *self.cancelled.borrow()
     }
 
     /// Cancel: the request in flight is aborted and no other is sent.
@@ -129,6 +151,10 @@ impl FetchClient {
         let timer = abort.dyn_ref::<Function>().and_then(|f| set_timeout(f, self.config.timeout_ms));
         *self.in_flight.borrow_mut() = Some(controller.clone());
         *self.requests.borrow_mut() += 1;
+        let n = *self.requests.borrow();
+        if let Some(f) = self.on_request.borrow().as_ref() {
+            f(n, &url);
+        }
         let g = js_sys::global();
         let fetch: Option<Function> = Reflect::get(&g, &"fetch".into()).ok().and_then(|f| f.dyn_into().ok());
         let result = match fetch.map(|f| f.call1(&g, &request)) {

@@ -1,4 +1,5 @@
-// With no LLM endpoint configured, no request leaves the page's origin, whatever the method:
+// With no LLM endpoint configured (the settings panel present and untouched), no request leaves
+// the page's origin, whatever the method:
 // `node --test tests/e2e/llm-offline.test.mjs` (needs a built page: `npm run build`).
 //
 // Every request of the page and of its workers is recorded (Playwright's context-level request
@@ -65,6 +66,12 @@ test('no endpoint configured: no request leaves the page, through every method',
     assert.ok(methods.includes(m), `the selector should offer ${m}: ${methods}`);
     assert.ok((await searchWith(page, m)) > 0, `${m} should return results`);
   }
+  // the LLM endpoint panel is there, untouched: off, no badge, CatRAG says it used the stand-in
+  assert.equal(await page.isVisible('#llm-panel'), true);
+  assert.equal(await page.textContent('#llm-state'), 'off: nothing is sent');
+  assert.equal(await page.isHidden('#llm-badge'), true);
+  assert.equal(await page.textContent('#llm-tiers'), 'tiers: embedding similarity (offline stand-in)');
+  assert.equal(await page.isHidden('#llm-answer-row'), true);
   if (methods.includes('dense-minilm')) {
     await page.selectOption('#method', 'dense-minilm');
     await page.waitForFunction(
