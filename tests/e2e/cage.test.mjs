@@ -25,22 +25,21 @@ const screenshots = path.join(root, 'tests', 'e2e', 'screenshots');
 const WAIT = 120_000;
 
 let browser;
-let repoServer; // the repository itself: pkg/, pkg-minilm/, assets/, fixtures, demo data
-let pageServer; // the built page, dist/
+// the built page, dist/ (with the model and embedder files webpack copied to dist/assets/), and
+// the two release packages as wasm-pack wrote them, at /pkg/ and /pkg-minilm/
+let server;
 
 before(async () => {
   for (const f of ['pkg/cairn.js', 'pkg-minilm/cairn_minilm.js', 'dist/index.html', 'assets/cage/rgcn-int8.onnx']) {
     if (!fs.existsSync(path.join(root, f))) throw new Error(`${f} is missing: run \`npm run build\` before this test`);
   }
-  repoServer = await serve({ dir: root, port: 0 });
-  pageServer = await serve({ dir: dist, port: 0 });
+  server = await serve({ dir: dist, port: 0, mounts: { '/pkg': path.join(root, 'pkg'), '/pkg-minilm': path.join(root, 'pkg-minilm') } });
   browser = await launchChromium();
 });
 
 after(async () => {
   await browser?.close();
-  await repoServer?.close();
-  await pageServer?.close();
+  await server?.close();
 });
 
 /** A page on the repository's server with both release packages and the static embedder loaded. */
@@ -50,7 +49,7 @@ async function packagesPage(t) {
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(`${repoServer.url}/pkg/package.json`);
+  await page.goto(new URL('pkg/package.json', server.url).href);
   await page.evaluate(async () => {
     const cairn = await import('/pkg/cairn.js');
     await cairn.default();
@@ -174,12 +173,14 @@ test('(c) the page: CAGE on the demo corpus shows coherence scores and draws a p
   const page = await context.newPage();
   const errors = [];
   page.on('pageerror', (e) => errors.push(e.message));
-  await page.goto(pageServer.url);
+  await page.goto(server.url);
   await page.waitForFunction(() => /^997 passages\b/.test(document.getElementById('status').textContent.trim()), null, { timeout: WAIT });
   const options = await page.$$eval('#method option', (os) => os.filter((o) => !o.disabled).map((o) => o.value));
   for (const m of ['cage', 'bm25+cage', 'catrag+cage']) assert.ok(options.includes(m), `${m} should be selectable`);
+  // choosing the method loads CAGE (static embeddings, the tract package, the R-GCN) at once
   await page.selectOption('#method', 'cage');
-  assert.match(await page.textContent('#method-hint'), /CAGE first downloads its R-GCN/);
+  assert.match(await page.textContent('#method-hint'), /Loading CAGE/);
+  await page.waitForFunction(() => /^CAGE loaded \(R-GCN, 128-d/.test(document.getElementById('method-hint').textContent), null, { timeout: WAIT });
   // the demo's first HotpotQA question
   const query = JSON.parse(fs.readFileSync(path.join(root, 'www', 'data', 'hotpotqa', 'questions.jsonl'), 'utf8').split('\n')[0]).question;
   await page.fill('#query', query);
