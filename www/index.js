@@ -1336,7 +1336,9 @@ renderSavedList();
 
 /** The hint under the selector for CAGE method `m`. */
 function cageHint(m) {
-  if (state.cage) return `CAGE loaded (R-GCN, ${state.cage.dim}-d graph embeddings): the top 20 of ${m === 'bm25+cage' ? 'BM25' : m === 'catrag+cage' ? 'CatRAG' : 'dense'} are reranked.`;
+  const graphFirst = m === 'catrag+cage' && !state.graph;
+  if (state.cage && !graphFirst) return `CAGE loaded (R-GCN, ${state.cage.dim}-d graph embeddings): the top 20 of ${m === 'bm25+cage' ? 'BM25' : m === 'catrag+cage' ? 'CatRAG' : 'dense'} are reranked.`;
+  if (state.cage) return 'CAGE loaded; CatRAG + CAGE first builds the knowledge graph of the corpus (seconds), here in the page.';
   const parts = ['CAGE first downloads its R-GCN (330 KB) and the tract engine (about 15 MB, shared with MiniLM) from this site'];
   if (!state.embedder) parts.push('and the 7.8 MB static embeddings');
   if (m === 'catrag+cage' && !state.graph) parts.push('and builds the knowledge graph');

@@ -220,5 +220,16 @@ test('(c) the page: CAGE on the demo corpus shows coherence scores and draws a p
   fs.mkdirSync(screenshots, { recursive: true });
   await page.locator('#results li >> nth=0').screenshot({ path: path.join(screenshots, 'cage-graph.png') });
   await page.screenshot({ path: path.join(screenshots, 'cage.png'), fullPage: false });
+
+  // the other two first stages: choosing a method searches the last query again; catrag+cage
+  // builds the knowledge graph first
+  for (const method of ['bm25+cage', 'catrag+cage']) {
+    await page.selectOption('#method', method);
+    await page.waitForFunction((m) => document.getElementById('results').dataset.method === m, method, { timeout: WAIT });
+    const rows = await page.$$eval('[data-testid="cage-scores"]', (rs) => rs.map((r) => Number(r.dataset.coherence)));
+    assert.equal(rows.length, 5, `${method}: each result should show its CAGE scores`);
+    assert.ok(rows.every((c) => Number.isFinite(c) && c >= -1 && c <= 1), `${method}: coherences ${rows}`);
+    assert.match(await page.textContent('#results-meta'), /20 candidates reranked/);
+  }
   assert.deepEqual(errors, []);
 });
