@@ -233,3 +233,38 @@ test('(c) the page: CAGE on the demo corpus shows coherence scores and draws a p
   }
   assert.deepEqual(errors, []);
 });
+
+test('(d) CAGE and dense-minilm share the MiniLM package: its wasm is fetched once', { timeout: 240_000 }, async (t) => {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+  t.after(() => context.close());
+  const page = await context.newPage();
+  const errors = [];
+  const fetched = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  context.on('request', (r) => fetched.push(new URL(r.url()).pathname));
+  await page.goto(server.url);
+  await page.waitForFunction(() => /^997 passages\b/.test(document.getElementById('status').textContent.trim()), null, { timeout: WAIT });
+  // a small corpus, so that MiniLM embeds it in seconds
+  await page.fill('#paste', [
+    'Quokkas are small wallabies that live on Rottnest Island near Perth in Western Australia.',
+    'Basalt cairns on the Isle of Skye mark the paths that walkers follow across the moor.',
+    'The kakapo is a flightless parrot of New Zealand that feeds at night on seeds and fruit.',
+  ].join('\n\n'));
+  await page.check('#mode-replace');
+  await page.click('#index-text');
+  await page.waitForFunction(() => /^3 passages\b/.test(document.getElementById('status').textContent.trim()), null, { timeout: WAIT });
+  await page.fill('#query', 'which animal lives near Perth');
+  await page.press('#query', 'Enter');
+  await page.waitForFunction(() => document.getElementById('results').dataset.method === 'bm25', null, { timeout: WAIT });
+  for (const method of ['cage', 'dense-minilm']) {
+    await page.selectOption('#method', method);
+    await page.waitForFunction((m) => document.getElementById('results').dataset.method === m, method, { timeout: WAIT });
+  }
+  const top = await page.$eval('#results li', (li) => li.dataset.id);
+  assert.equal(top, 'pasted text#1', 'MiniLM should rank the quokka passage first for "which animal lives near Perth"');
+  const wasm = fetched.filter((p) => /cairn_minilm.*\.wasm$/.test(p));
+  assert.equal(wasm.length, 1, `the MiniLM package's wasm should be fetched once, got ${JSON.stringify(wasm)}`);
+  assert.equal(fetched.filter((p) => p.endsWith('/rgcn-int8.onnx')).length, 1);
+  assert.equal(fetched.filter((p) => p.endsWith('/minilm-int8.onnx')).length, 1);
+  assert.deepEqual(errors, []);
+});
