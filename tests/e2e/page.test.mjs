@@ -164,7 +164,7 @@ test('(i) the demo corpus loads and a HotpotQA question finds a gold passage in 
   await waitForStatus(page, DEMO_STATUS, 'the demo corpus should load on its own');
 
   const methods = await page.$$eval('#method option', (os) => os.map((o) => o.value));
-  assert.deepEqual(methods, ['bm25', 'dense', 'dense-minilm', 'hybrid', 'hipporag', 'catrag'], 'the method selector should list the engine\'s methods()');
+  assert.deepEqual(methods, ['bm25', 'dense', 'dense-minilm', 'hybrid', 'hipporag', 'catrag', 'cage', 'bm25+cage', 'catrag+cage'], 'the method selector should list the engine\'s methods()');
   assert.equal(await page.inputValue('#method'), 'bm25', 'BM25 should be the default method');
   const examples = await page.$$eval('#examples button', (bs) => bs.map((b) => b.textContent));
   assert.deepEqual(examples, questions.slice(0, 6).map((q) => q.question), 'the six example buttons should be the first six questions');
@@ -320,6 +320,9 @@ const METHOD_OPTIONS = [
   { value: 'hybrid', label: 'Hybrid (BM25 + dense, RRF)', disabled: false },
   { value: 'hipporag', label: 'HippoRAG 2 (static PPR on the knowledge graph)', disabled: false },
   { value: 'catrag', label: 'CatRAG (query-aware PPR on the knowledge graph)', disabled: false },
+  { value: 'cage', label: 'CAGE (dense top 20, reranked by passage-graph coherence)', disabled: false },
+  { value: 'bm25+cage', label: 'BM25 + CAGE (BM25 top 20, reranked by coherence)', disabled: false },
+  { value: 'catrag+cage', label: 'CatRAG + CAGE (CatRAG top 20, reranked by coherence)', disabled: false },
 ];
 
 // Test (vi) uses test (i)'s question. With the static embedder, hybrid ranks both of its gold
