@@ -447,6 +447,10 @@ pub fn answer_f1(prediction: &str, golds: &[&str]) -> f64 {
 /// Generates an answer to a question from passages `(title, text)`, best first.
 pub type Answerer<'a> = dyn FnMut(&str, &[(String, String)]) -> Result<String> + 'a;
 
+/// OpenIE for an evaluation's graphs: (corpus passage, its corpus index, its rule-based triples)
+/// → the triples to index ([`EvalHooks::openie`]).
+pub type OpenIe<'a> = dyn Fn(&crate::Passage, u32, &[Triple]) -> Vec<Triple> + 'a;
+
 /// Optional extras of an evaluation run ([`evaluate_with`]).
 #[derive(Default)]
 pub struct EvalHooks<'a> {
@@ -464,7 +468,7 @@ pub struct EvalHooks<'a> {
     /// passage field is the corpus index). Called once per passage that some index needs, on
     /// first need: in the pool setting only the evaluated questions' pool passages, in the
     /// corpus setting every corpus passage. Its time counts in `index_ms`.
-    pub openie: Option<&'a dyn Fn(&crate::Passage, u32, &[Triple]) -> Vec<Triple>>,
+    pub openie: Option<&'a OpenIe<'a>>,
 }
 
 #[derive(Default)]

@@ -503,3 +503,29 @@ fn llm_ner_anchors_catrag_and_falls_back_to_the_rules() {
         assert_eq!(if failed { s.failed_calls } else { s.empty_answers }, 1, "{route}: {s:?}");
     }
 }
+
+#[test]
+fn real_smollm2_ner_and_openie_fall_back_or_parse() {
+    use cairn::catrag::EntityRecognizer;
+    use cairn::llm::{LlmNer, LlmOpenIe};
+    let Some(server) = real() else { return };
+    let mut cfg = LlmConfig::new(&server.url, "smollm2-135m");
+    cfg.timeout_ms = 120_000;
+    let client = Arc::new(HttpClient::new(cfg).unwrap()) as Arc<dyn LlmClient>;
+    // One NER call: entities, or a counted fallback; no transport failure.
+    let ner = LlmNer::new(client.clone());
+    let got = ner.entities("Who is the spouse of the director of film The Golden Calf (1930 Film)?");
+    let s = ner.stats();
+    assert_eq!((s.calls, s.failed_calls), (1, 0), "{s:?}");
+    assert_eq!(got.is_err(), s.empty_answers == 1);
+    // One OpenIE call: SmolLM2-135M rarely answers JSON; either way the passage has triples.
+    let openie = LlmOpenIe::new(client);
+    let text = "Erik Hort (born 1987 in Montebello, New York) is an American soccer player.";
+    let rule = [cairn::extract::Triple::new("Erik Hort", "is", "American soccer player", 7)];
+    let t = openie.extract(7, "Erik Hort", text, &rule);
+    let s = openie.stats();
+    assert_eq!((s.calls, s.failed_calls), (1, 0), "{s:?}");
+    assert!(!t.is_empty() && t.iter().all(|x| x.passage == 7));
+    assert_eq!(s.fallbacks == 1, t == rule);
+    eprintln!("SmolLM2 NER {got:?}; OpenIE {t:?}");
+}

@@ -488,7 +488,8 @@ mod cli {
         }
         let client = client.ok_or("no client")?;
         let is_catrag = method.graph_method() == Some(cairn::catrag::GraphMethod::CatRag);
-        if !is_catrag && !a.llm.answer && !(a.llm.llm_openie && method.graph_method().is_some()) {
+        let openie_graph = a.llm.llm_openie && method.graph_method().is_some();
+        if !(is_catrag || a.llm.answer || openie_graph) {
             return Err(format!(
                 "--llm tiers CatRAG's edges: use --method catrag (or add --answer, or --llm-openie with a graph method), not {method}"
             ));
