@@ -447,6 +447,10 @@ pub fn answer_f1(prediction: &str, golds: &[&str]) -> f64 {
 /// Generates an answer to a question from passages `(title, text)`, best first.
 pub type Answerer<'a> = dyn FnMut(&str, &[(String, String)]) -> Result<String> + 'a;
 
+/// OpenIE for an evaluation's graphs: (corpus passage, its corpus index, its rule-based triples)
+/// → the triples to index ([`EvalHooks::openie`]).
+pub type OpenIe<'a> = dyn Fn(&crate::Passage, u32, &[Triple]) -> Vec<Triple> + 'a;
+
 /// Optional extras of an evaluation run ([`evaluate_with`]).
 #[derive(Default)]
 pub struct EvalHooks<'a> {
@@ -456,6 +460,15 @@ pub struct EvalHooks<'a> {
     /// Generates an answer to a question from its top-5 passages `(title, text)`, best first.
     /// An error scores 0 and counts in [`AnswerScores::failed`].
     pub answerer: Option<&'a mut Answerer<'a>>,
+    /// Makes the query NER CatRAG's anchoring uses in every index built (set with
+    /// [`Index::set_entity_recognizer`]); `None`: the rule-based query NER.
+    pub recognizer: Option<&'a dyn Fn() -> Box<dyn crate::catrag::EntityRecognizer>>,
+    /// OpenIE for the graph methods instead of the rule-based triples: called with a corpus
+    /// passage, its corpus index and its rule-based triples, returns the triples to index (the
+    /// passage field is the corpus index). Called once per passage that some index needs, on
+    /// first need: in the pool setting only the evaluated questions' pool passages, in the
+    /// corpus setting every corpus passage. Its time counts in `index_ms`.
+    pub openie: Option<&'a OpenIe<'a>>,
 }
 
 #[derive(Default)]
@@ -554,6 +567,10 @@ pub fn evaluate_with(
     mut hooks: EvalHooks<'_>,
 ) -> Result<Report> {
     let tierer_hook = hooks.tierer;
+    let recognizer_hook = hooks.recognizer;
+    let openie_hook = hooks.openie;
+    // The hook's triples by corpus passage, made on first need.
+    let llm_triples: std::cell::RefCell<std::collections::HashMap<u32, Vec<Triple>>> = Default::default();
     if dataset.questions.is_empty() {
         return Err(Error::Dataset {
             path: dataset.name.clone(),
@@ -623,14 +640,29 @@ pub fn evaluate_with(
                 // Pool passage j is corpus passage rows[j].
                 let mut triples = Vec::new();
                 for (j, &r) in rows.iter().enumerate() {
-                    for tr in triples_of.get(r as usize).into_iter().flatten() {
-                        triples.push(Triple { passage: j as u32, ..tr.clone() });
+                    let rule = triples_of.get(r as usize).map(Vec::as_slice).unwrap_or(&[]);
+                    match (openie_hook, dataset.corpus.get(r)) {
+                        (Some(openie), Some(p)) => {
+                            let mut cache = llm_triples.borrow_mut();
+                            let got = cache.entry(r).or_insert_with(|| openie(p, r, rule));
+                            for tr in got.iter() {
+                                triples.push(Triple { passage: j as u32, ..tr.clone() });
+                            }
+                        }
+                        _ => {
+                            for tr in rule {
+                                triples.push(Triple { passage: j as u32, ..tr.clone() });
+                            }
+                        }
                     }
                 }
                 let stats = if rows.len() == dataset.corpus.len() { extract_stats.clone() } else { None };
                 index.build_graph_from_triples(e.clone(), &triples, stats, &mut |_, _, _| {})?;
                 if let Some(make) = tierer_hook {
                     index.set_edge_tierer(make())?;
+                }
+                if let Some(make) = recognizer_hook {
+                    index.set_entity_recognizer(make())?;
                 }
             }
         }

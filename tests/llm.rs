@@ -233,7 +233,7 @@ fn catrag_eval(client: Arc<HttpClient>, questions: usize) -> (cairn::eval::Repor
     let tierer = Arc::new(LlmTierer::new(client as Arc<dyn LlmClient>));
     let t = tierer.clone();
     let make = move || -> Box<dyn cairn::catrag::EdgeTierer> { Box::new(t.clone()) };
-    let hooks = EvalHooks { tierer: Some(&make), answerer: None };
+    let hooks = EvalHooks { tierer: Some(&make), ..Default::default() };
     let r = evaluate_with(&ds, Setting::Pool, Method::Catrag, 5, &IndexConfig::default(), &embedders, hooks)
         .unwrap();
     let stats = tierer.stats();
@@ -399,4 +399,133 @@ fn clearing_the_edge_tierer_restores_the_offline_stand_in() {
     assert_eq!(again.retrieval.tier_failures, 0);
     assert_eq!(again.hits, offline.hits);
     assert_eq!(again.retrieval.overlay, offline.retrieval.overlay);
+}
+
+/// 2Wiki's first question's pool indexed with the endpoint's OpenIE through `route` (rule-based
+/// triples as the fallback), and the OpenIE counters and rule-based triple count.
+fn llm_openie_index(route: &str) -> (cairn::Index, cairn::llm::LlmExtractStats, usize, String) {
+    use cairn::llm::LlmOpenIe;
+    let (base, question) = pool_index();
+    let corpus = base.corpus().clone();
+    let pipeline = cairn::text::Pipeline::english().unwrap();
+    let rule = cairn::extract::extract_corpus(&pipeline, &corpus, &mut |_, _| {}).triples;
+    let openie = LlmOpenIe::new(Arc::new(HttpClient::new(config(route)).unwrap()) as Arc<dyn LlmClient>);
+    let mut triples = Vec::new();
+    for (i, p) in corpus.passages().iter().enumerate() {
+        let own: Vec<_> = rule.iter().filter(|t| t.passage == i as u32).cloned().collect();
+        triples.extend(openie.extract(i as u32, &p.title, &p.text, &own));
+    }
+    let mut index = cairn::Index::build(corpus, &IndexConfig::default()).unwrap();
+    let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm().unwrap());
+    index.attach_embedder(cairn::index::EmbedderSlot::Static, e.clone(), &mut |_, _| {}).unwrap();
+    index.build_graph_from_triples(e, &triples, None, &mut |_, _, _| {}).unwrap();
+    (index, openie.stats(), rule.len(), question)
+}
+
+#[test]
+fn llm_openie_parses_tolerantly_and_falls_back_per_passage() {
+    let _g = serial();
+    // Code-fenced object, and a bare array in prose: one triple per passage, into the graph.
+    for route in ["openie", "openiearr"] {
+        let (index, s, _, _) = llm_openie_index(route);
+        let n = index.corpus().len();
+        assert_eq!((s.calls, s.fallbacks, s.failed_calls, s.items), (n, 0, 0, n), "{route}: {s:?}");
+        let g = index.graph().unwrap();
+        assert!(g.entity_id("Cairn Fault Fact").is_some(), "{route}");
+        let title = &index.corpus().get(0).unwrap().title;
+        assert!(g.entity_id(title).is_some(), "{route}: the subject {title:?}");
+        assert!(g.facts().iter().all(|f| f.text.contains("is known for")), "{route}: only the LLM's facts");
+        assert_eq!(index.knowledge_graph().unwrap().report().triples, n);
+    }
+    // Not a completion (garbage body), an empty answer, an answer without triples (the echo):
+    // every passage falls back to its rule-based triples, counted.
+    for (route, failed) in [("garbage", true), ("empty", false), ("ok", false)] {
+        let (index, s, rule, _) = llm_openie_index(route);
+        let n = index.corpus().len();
+        assert_eq!(s.calls, n, "{route}");
+        assert_eq!(s.fallbacks, n, "{route}: {s:?}");
+        assert_eq!(if failed { s.failed_calls } else { s.empty_answers }, n, "{route}: {s:?}");
+        assert_eq!(s.items, 0);
+        assert!(!s.log.is_empty());
+        let g = index.graph().unwrap();
+        assert!(g.entity_id("Cairn Fault Fact").is_none(), "{route}");
+        assert_eq!(index.knowledge_graph().unwrap().report().triples, rule, "{route}: the rule triples");
+    }
+}
+
+#[test]
+fn llm_openie_in_the_pool_evaluation_calls_once_per_pool_passage() {
+    use cairn::llm::LlmOpenIe;
+    let _g = serial();
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/2wikimultihopqa");
+    let mut ds = Dataset::load(&dir).unwrap();
+    ds.questions.truncate(2);
+    let mut distinct: Vec<&String> = ds.questions.iter().flat_map(|q| &q.pool_ids).collect();
+    distinct.sort();
+    distinct.dedup();
+    let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm().unwrap());
+    let embedders = Embedders { static_embedder: Some(e), minilm: None, cage: None };
+    let openie = LlmOpenIe::new(Arc::new(HttpClient::new(config("openie")).unwrap()) as Arc<dyn LlmClient>);
+    let run = |p: &cairn::Passage, i: u32, rule: &[cairn::extract::Triple]| openie.extract(i, &p.title, &p.text, rule);
+    let hooks = EvalHooks { openie: Some(&run), ..Default::default() };
+    let r = evaluate_with(&ds, Setting::Pool, Method::Hipporag, 5, &IndexConfig::default(), &embedders, hooks)
+        .unwrap();
+    let s = openie.stats();
+    assert_eq!(s.calls, distinct.len(), "only the evaluated pools' passages, each once: {s:?}");
+    assert_eq!(s.fallbacks, 0);
+    assert_eq!(r.all.questions, 2);
+    assert_eq!(r.graph.as_ref().map(|g| g.triples), Some(ds.questions[1].pool_ids.iter().collect::<std::collections::HashSet<_>>().len()));
+}
+
+#[test]
+fn llm_ner_anchors_catrag_and_falls_back_to_the_rules() {
+    use cairn::llm::LlmNer;
+    let _g = serial();
+    let (mut index, q) = pool_index();
+    let mentions = |index: &cairn::Index| -> Vec<String> {
+        let found = index.search_graph(&q, 5, Method::Catrag).unwrap();
+        found.retrieval.anchors.iter().map(|a| a.mention.clone()).collect()
+    };
+    let rules = mentions(&index);
+    assert!(!rules.is_empty(), "the rule-based NER finds the question's names");
+    let ner = Arc::new(LlmNer::new(Arc::new(HttpClient::new(config("ner")).unwrap()) as Arc<dyn LlmClient>));
+    index.set_entity_recognizer(Box::new(ner.clone())).unwrap();
+    assert_eq!(mentions(&index), ["Cairn Fault Entity"]);
+    let s = ner.stats();
+    assert_eq!((s.calls, s.items, s.fallbacks), (1, 1, 0), "{s:?}");
+    // A failing endpoint, an empty answer: the rule-based mentions, counted.
+    for (route, failed) in [("500", true), ("garbage", true), ("empty", false)] {
+        let ner = Arc::new(LlmNer::new(Arc::new(HttpClient::new(config(route)).unwrap()) as Arc<dyn LlmClient>));
+        index.set_entity_recognizer(Box::new(ner.clone())).unwrap();
+        assert_eq!(mentions(&index), rules, "{route}");
+        let s = ner.stats();
+        assert_eq!(s.fallbacks, 1, "{route}: {s:?}");
+        assert_eq!(if failed { s.failed_calls } else { s.empty_answers }, 1, "{route}: {s:?}");
+    }
+}
+
+#[test]
+fn real_smollm2_ner_and_openie_fall_back_or_parse() {
+    use cairn::catrag::EntityRecognizer;
+    use cairn::llm::{LlmNer, LlmOpenIe};
+    let Some(server) = real() else { return };
+    let mut cfg = LlmConfig::new(&server.url, "smollm2-135m");
+    cfg.timeout_ms = 120_000;
+    let client = Arc::new(HttpClient::new(cfg).unwrap()) as Arc<dyn LlmClient>;
+    // One NER call: entities, or a counted fallback; no transport failure.
+    let ner = LlmNer::new(client.clone());
+    let got = ner.entities("Who is the spouse of the director of film The Golden Calf (1930 Film)?");
+    let s = ner.stats();
+    assert_eq!((s.calls, s.failed_calls), (1, 0), "{s:?}");
+    assert_eq!(got.is_err(), s.empty_answers == 1);
+    // One OpenIE call: SmolLM2-135M rarely answers JSON; either way the passage has triples.
+    let openie = LlmOpenIe::new(client);
+    let text = "Erik Hort (born 1987 in Montebello, New York) is an American soccer player.";
+    let rule = [cairn::extract::Triple::new("Erik Hort", "is", "American soccer player", 7)];
+    let t = openie.extract(7, "Erik Hort", text, &rule);
+    let s = openie.stats();
+    assert_eq!((s.calls, s.failed_calls), (1, 0), "{s:?}");
+    assert!(!t.is_empty() && t.iter().all(|x| x.passage == 7));
+    assert_eq!(s.fallbacks == 1, t == rule);
+    eprintln!("SmolLM2 NER {got:?}; OpenIE {t:?}");
 }

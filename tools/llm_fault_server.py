@@ -17,6 +17,10 @@ The route picks the behaviour (POST {base}/v1/chat/completions, base = http://12
   /nochoices   HTTP 200, {"choices": []}
   /auth        a well-formed answer whose content is the request's Authorization header
   /nocors      a well-formed answer without any CORS header (a browser must refuse it)
+  /openie      OpenIE in a code fence: {"triples": [[TITLE, "is known for", "Cairn Fault Fact"]]}, TITLE
+               read from the prompt's "Title: ..." line
+  /openiearr   the same triple as a bare array of arrays (no object), in prose
+  /ner         {"named_entities": ["Cairn Fault Entity"]} whatever the question
 
 Every response but /nocors's carries Access-Control-Allow-Origin: * (and preflight OPTIONS answers 204), so
 browser tests can call it. GET /calls returns per-route call counts as JSON; GET /reset clears
@@ -142,6 +146,16 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(200, completion(""))
         elif route == "auth":
             self.reply(200, completion(self.headers.get("Authorization") or ""))
+        elif route in ("openie", "openiearr"):
+            m = re.search(r"^Title: (.*)$", last, re.M)
+            triple = [m.group(1) if m else "?", "is known for", "Cairn Fault Fact"]
+            if route == "openie":
+                text = "```json\n" + json.dumps({"triples": [triple]}) + "\n```"
+            else:
+                text = "Here are the triples: " + json.dumps([triple])
+            self.reply(200, completion(text))
+        elif route == "ner":
+            self.reply(200, completion(json.dumps({"named_entities": ["Cairn Fault Entity"]})))
         elif route == "nochoices":
             self.reply(200, b'{"choices": []}')
         else:

@@ -24,7 +24,7 @@ mod cli {
     use cairn::extract::{extract_corpus, extract_passage};
     use cairn::graph::GraphConfig;
     use cairn::index::{Bm25Config, EmbedderSlot, Index, IndexConfig, Method};
-    use cairn::llm::{HttpClient, LlmClient, LlmConfig, LlmTierer};
+    use cairn::llm::{HttpClient, LlmClient, LlmConfig, LlmNer, LlmOpenIe, LlmTierer};
     use cairn::text::Pipeline;
     use clap::{Args, Parser, Subcommand};
     use serde_json::json;
@@ -323,13 +323,22 @@ mod cli {
         /// Also generate an answer from each question's top 5 passages and report EM, F1 and JSR.
         #[arg(long)]
         answer: bool,
+        /// CatRAG: the query mentions of symbolic anchoring come from the endpoint's NER (one call
+        /// per question); a failed or empty answer falls back to the rule-based mentions.
+        #[arg(long)]
+        llm_ner: bool,
+        /// Graph methods: build the knowledge graph from the endpoint's OpenIE triples (one call
+        /// per indexed passage; a failed or empty answer keeps that passage's rule-based
+        /// triples). Slow with a small local model: use --setting pool with --limit.
+        #[arg(long)]
+        llm_openie: bool,
     }
 
     impl LlmArgs {
         fn client(&self) -> CliResult<Option<Arc<HttpClient>>> {
             let Some(url) = &self.llm else {
-                if self.answer {
-                    return Err("--answer needs an endpoint: --llm URL --llm-model M".into());
+                if self.answer || self.llm_ner || self.llm_openie {
+                    return Err("--answer, --llm-ner and --llm-openie need an endpoint: --llm URL --llm-model M".into());
                 }
                 return Ok(None);
             };
@@ -478,11 +487,31 @@ mod cli {
             return Ok(());
         }
         let client = client.ok_or("no client")?;
-        if method.graph_method() != Some(cairn::catrag::GraphMethod::CatRag) && !a.llm.answer {
+        let is_catrag = method.graph_method() == Some(cairn::catrag::GraphMethod::CatRag);
+        let openie_graph = a.llm.llm_openie && method.graph_method().is_some();
+        if !(is_catrag || a.llm.answer || openie_graph) {
             return Err(format!(
-                "--llm tiers CatRAG's edges: use --method catrag (or add --answer), not {method}"
+                "--llm tiers CatRAG's edges: use --method catrag (or add --answer, or --llm-openie with a graph method), not {method}"
             ));
         }
+        if a.llm.llm_ner && !is_catrag {
+            return Err(format!("--llm-ner feeds CatRAG's anchoring: use --method catrag, not {method}"));
+        }
+        if a.llm.llm_openie && setting == Setting::Corpus {
+            eprintln!(
+                "note: --llm-openie in the corpus setting makes one LLM call per corpus passage ({}); --setting pool --limit N calls only for the N questions' pools",
+                dataset.corpus.len()
+            );
+        }
+        let ner = Arc::new(LlmNer::new(client.clone() as Arc<dyn LlmClient>));
+        let make_ner = {
+            let n = ner.clone();
+            move || -> Box<dyn cairn::catrag::EntityRecognizer> { Box::new(n.clone()) }
+        };
+        let openie = LlmOpenIe::new(client.clone() as Arc<dyn LlmClient>);
+        let run_openie = |p: &cairn::Passage, i: u32, rule: &[cairn::extract::Triple]| {
+            openie.extract(i, &p.title, &p.text, rule)
+        };
         let tierer = Arc::new(LlmTierer::new(client.clone() as Arc<dyn LlmClient>));
         let make = {
             let t = tierer.clone();
@@ -501,6 +530,8 @@ mod cli {
         let hooks = EvalHooks {
             tierer: (method.graph_method() == Some(cairn::catrag::GraphMethod::CatRag)).then_some(&make as _),
             answerer: if a.llm.answer { Some(&mut answerer) } else { None },
+            recognizer: (is_catrag && a.llm.llm_ner).then_some(&make_ner as _),
+            openie: a.llm.llm_openie.then_some(&run_openie as _),
         };
         let report = evaluate_with(&dataset, setting, method, a.k, &config, &embedders, hooks)
             .map_err(|e| e.to_string())?;
@@ -528,6 +559,13 @@ mod cli {
             "http_requests": client.requests_sent(),
             "log": st.log,
         });
+        let mut llm = llm;
+        if a.llm.llm_ner {
+            llm["ner"] = json!(ner.stats());
+        }
+        if a.llm.llm_openie {
+            llm["openie"] = json!(openie.stats());
+        }
         print_eval(&a, &report, Some(llm), a.llm.answer.then_some(answers_log));
         Ok(())
     }
@@ -571,6 +609,28 @@ mod cli {
                     l["tiers"],
                     l["added_ms_per_query"].as_f64().unwrap_or_default(),
                 );
+                for (key, what, unit) in [("ner", "query NER", "question"), ("openie", "OpenIE", "passage")] {
+                    let x = &l[key];
+                    if x.is_null() {
+                        continue;
+                    }
+                    let calls = x["calls"].as_u64().unwrap_or(0);
+                    println!(
+                        "LLM {what}: {calls} calls (one per {unit}), {} failed, {} empty answers, {} fell back to the rule-based output; {} {} taken; {:.0} ms in all ({:.0} ms/call)",
+                        x["failed_calls"],
+                        x["empty_answers"],
+                        x["fallbacks"],
+                        x["items"],
+                        if key == "ner" { "entities" } else { "triples" },
+                        x["llm_ms"].as_f64().unwrap_or_default(),
+                        x["llm_ms"].as_f64().unwrap_or_default() / calls.max(1) as f64,
+                    );
+                    if let Some(log) = x["log"].as_array() {
+                        for line in log.iter().take(3) {
+                            println!("  {key} log: {}", line.as_str().unwrap_or_default());
+                        }
+                    }
+                }
                 if let Some(log) = l["log"].as_array() {
                     for line in log.iter().take(5) {
                         println!("  llm log: {}", line.as_str().unwrap_or_default());

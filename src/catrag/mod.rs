@@ -220,6 +220,30 @@ impl CatragConfig {
     }
 }
 
+/// Finds the entity mentions of a query for CatRAG's symbolic anchoring (METHOD.md §3 channel B,
+/// "optional LLM NER"), instead of the text pipeline's rule-based query NER
+/// ([`crate::text::Pipeline::query_entities`]). Set on an index with
+/// [`crate::Index::set_entity_recognizer`]. An error or an empty list makes the index fall back
+/// to the rule-based mentions for that query (the recognizer counts its own failures).
+pub trait EntityRecognizer {
+    /// Named in reports (for example `llm-ner:smollm2`).
+    fn name(&self) -> &str;
+    /// The entity names of `query` (surface strings; need not occur verbatim in the query).
+    ///
+    /// # Errors
+    /// Whatever stopped it (endpoint down, an answer with no entity): the caller falls back.
+    fn entities(&self, query: &str) -> Result<Vec<String>>;
+}
+
+impl<T: EntityRecognizer + ?Sized> EntityRecognizer for std::sync::Arc<T> {
+    fn name(&self) -> &str {
+        self.as_ref().name()
+    }
+    fn entities(&self, query: &str) -> Result<Vec<String>> {
+        self.as_ref().entities(query)
+    }
+}
+
 /// What one query gives the graph retriever.
 #[derive(Clone, Copy)]
 pub struct QueryInput<'a> {

@@ -6,7 +6,8 @@
 //!   one passage, [`RuleExtractor`] to reuse buffers. Its rules, their sources and its measured
 //!   precision and recall are in the [`rules`] docs.
 //!
-//! The LLM extractor (METHOD.md §1, "Optional") will sit beside it.
+//! The LLM extractor (METHOD.md §1, "Optional") is [`crate::llm::LlmOpenIe`]: one endpoint call per
+//! passage, falling back to these rules for a passage whose answer fails or holds no triple.
 //!
 //! ```
 //! use cairn::extract::extract_passage;

@@ -65,6 +65,9 @@ pub struct KnowledgeGraph {
     /// A tierer set with [`super::Index::set_edge_tierer`]; `None`: the
     /// [`EmbeddingSimilarityTierer`] with the configuration's thresholds.
     pub(super) tierer: Option<Box<dyn EdgeTierer>>,
+    /// A query NER set with [`super::Index::set_entity_recognizer`]; `None`: the text
+    /// pipeline's rule-based query NER.
+    pub(super) recognizer: Option<Box<dyn crate::catrag::EntityRecognizer>>,
 }
 
 impl std::fmt::Debug for KnowledgeGraph {
@@ -92,6 +95,7 @@ impl KnowledgeGraph {
             report,
             retriever: RefCell::new(Retriever::new()),
             tierer: None,
+            recognizer: None,
         }
     }
 

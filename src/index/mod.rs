@@ -455,7 +455,7 @@ impl Index {
             return self.graph.as_ref().map(|g| &g.report).ok_or(Error::NotBuilt);
         }
         self.graph = None;
-        let KnowledgeGraph { graph, embedder, pipeline, mut report, tierer, .. } = old;
+        let KnowledgeGraph { graph, embedder, pipeline, mut report, tierer, recognizer, .. } = old;
         let new = self.corpus.passages().get(first..).unwrap_or(&[]);
         let first_index = u32::try_from(first)
             .map_err(|_| Error::Config(format!("{first} passages exceed the graph's u32 passage ids")))?;
@@ -488,6 +488,7 @@ impl Index {
         report.csr_ms = None;
         let mut kg = KnowledgeGraph::new(graph, embedder, pipeline, report);
         kg.tierer = tierer;
+        kg.recognizer = recognizer;
         self.graph = Some(kg);
         self.graph.as_ref().map(|g| &g.report).ok_or(Error::NotBuilt)
     }
@@ -500,6 +501,19 @@ impl Index {
     /// The knowledge graph with its embedder, build report and hubs, once built.
     pub fn knowledge_graph(&self) -> Option<&KnowledgeGraph> {
         self.graph.as_ref()
+    }
+
+    /// Use `recognizer` for the query mentions of CatRAG's symbolic anchoring instead of the text
+    /// pipeline's rule-based query NER (METHOD.md §3 channel B, "optional LLM NER"). Where it
+    /// fails or finds nothing, the rule-based mentions are used for that query. Kept until the
+    /// graph is rebuilt.
+    ///
+    /// # Errors
+    /// [`Error::MissingGraph`] before [`Index::build_graph`].
+    pub fn set_entity_recognizer(&mut self, recognizer: Box<dyn crate::catrag::EntityRecognizer>) -> Result<()> {
+        let g = self.graph.as_mut().ok_or(Error::MissingGraph { method: "catrag".into() })?;
+        g.recognizer = Some(recognizer);
+        Ok(())
     }
 
     /// Use `tierer` for CatRAG's edge tiering instead of the offline
@@ -693,7 +707,11 @@ impl Index {
             if Rc::ptr_eq(field.embedder(), &kg.embedder) { q } else { kg.embedder.embed(query)? };
         let cfg = &self.config.catrag;
         let mentions = if gm == GraphMethod::CatRag && !cfg.no_anchor {
-            kg.pipeline.query_entities(query)
+            match kg.recognizer.as_ref().map(|r| r.entities(query)) {
+                Some(Ok(names)) if !names.is_empty() => llm_mentions(query, &names),
+                // No recognizer, or it failed / found nothing: the rule-based query NER.
+                _ => kg.pipeline.query_entities(query),
+            }
         } else {
             Vec::new()
         };
@@ -958,3 +976,32 @@ mod graph_tests;
 
 #[cfg(test)]
 mod format_tests;
+
+/// Mentions from a recognizer's entity names: each located in `query` (case-insensitively) for
+/// its byte span, else the span `(0, 0)`; all of kind `Name` except a 4-digit year (`Date`).
+/// Duplicates and names empty after trimming are dropped.
+fn llm_mentions(query: &str, names: &[String]) -> Vec<crate::text::Mention> {
+    use crate::text::{EntityKind, Mention};
+    let lower = query.to_lowercase();
+    let same_len = lower.len() == query.len();
+    let mut out: Vec<Mention> = Vec::new();
+    for n in names {
+        let text = n.trim();
+        if text.is_empty() || out.iter().any(|m| m.text.eq_ignore_ascii_case(text)) {
+            continue;
+        }
+        let (start, end) = match (same_len, lower.find(&text.to_lowercase())) {
+            (true, Some(i)) if query.is_char_boundary(i) && query.is_char_boundary(i + text.len()) => {
+                (i, i + text.len())
+            }
+            _ => (0, 0),
+        };
+        let kind = if text.len() == 4 && text.bytes().all(|b| b.is_ascii_digit()) {
+            EntityKind::Date
+        } else {
+            EntityKind::Name
+        };
+        out.push(Mention { start, end, text: text.to_string(), kind });
+    }
+    out
+}

@@ -12,6 +12,7 @@
 //! `{"model", "messages": [{"role", "content"}], "temperature", "max_tokens"}` and an optional
 //! `Authorization: Bearer {key}`; the answer is `choices[0].message.content`.
 
+pub mod openie;
 pub mod parse;
 pub mod plan;
 pub mod prompts;
@@ -26,6 +27,7 @@ mod native;
 pub use fetch::{FetchClient, CORS_HELP};
 #[cfg(not(target_arch = "wasm32"))]
 pub use native::HttpClient;
+pub use openie::{LlmExtractStats, LlmNer, LlmOpenIe};
 pub use tierer::{LlmTierer, TierStats};
 
 use serde::{Deserialize, Serialize};
