@@ -225,7 +225,7 @@ fn cancel_stops_before_sending_and_during_back_off() {
 
 /// 2Wiki's first questions in the pool setting (small graphs), CatRAG with `tierer`.
 fn catrag_eval(client: Arc<HttpClient>, questions: usize) -> (cairn::eval::Report, cairn::llm::TierStats) {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/2wikimultihopqa");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/2wiki-sample");
     let mut ds = Dataset::load(&dir).unwrap();
     ds.questions.truncate(questions);
     let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm().unwrap());
@@ -321,7 +321,7 @@ fn real_smollm2_answers_and_tiers() {
 
 /// An index of 2Wiki's first question's pool with its knowledge graph (static embedder).
 fn pool_index() -> (cairn::Index, String) {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/2wikimultihopqa");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/2wiki-sample");
     let ds = Dataset::load(&dir).unwrap();
     let q = &ds.questions[0];
     let mut corpus = cairn::Corpus::new();
@@ -457,7 +457,7 @@ fn llm_openie_parses_tolerantly_and_falls_back_per_passage() {
 fn llm_openie_in_the_pool_evaluation_calls_once_per_pool_passage() {
     use cairn::llm::LlmOpenIe;
     let _g = serial();
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/data/2wikimultihopqa");
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/2wiki-sample");
     let mut ds = Dataset::load(&dir).unwrap();
     ds.questions.truncate(2);
     let mut distinct: Vec<&String> = ds.questions.iter().flat_map(|q| &q.pool_ids).collect();
