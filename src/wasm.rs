@@ -18,8 +18,8 @@ use wasm_bindgen::JsCast;
 use crate::corpus::{parse_jsonl, split_document, Corpus, Passage};
 use std::rc::Rc;
 
-use crate::embed::{l2_normalize, Embedder, StaticEmbedder, VectorMatrix};
 use crate::catrag::ExplainConfig;
+use crate::embed::{l2_normalize, Embedder, StaticEmbedder, VectorMatrix};
 use crate::index::{EmbedderSlot, GraphStage, Index, IndexConfig, KnowledgeGraph, Method};
 
 #[wasm_bindgen(typescript_custom_section)]
@@ -170,6 +170,26 @@ struct SearchHit<'a> {
     score: f32,
     highlights: Vec<(u32, u32)>,
     title_highlights: Vec<(u32, u32)>,
+}
+
+/// Hit number `rank` (from 1) of `index` for the query whose index terms are `terms`, with the
+/// query terms' UTF-16 ranges in its text and title; `None` for a passage not in the corpus.
+fn search_hit<'a>(
+    index: &'a crate::Index,
+    terms: &std::collections::HashSet<String>,
+    rank: usize,
+    hit: &crate::index::Hit,
+) -> Option<SearchHit<'a>> {
+    let p = index.corpus().get(hit.passage)?;
+    Some(SearchHit {
+        rank,
+        id: &p.id,
+        title: &p.title,
+        text: &p.text,
+        score: hit.score,
+        highlights: utf16_ranges(&p.text, &index.highlights(terms, &p.text)),
+        title_highlights: utf16_ranges(&p.title, &index.highlights(terms, &p.title)),
+    })
 }
 
 #[derive(Serialize)]
@@ -383,10 +403,9 @@ impl Engine {
         let Some(State::Built(index)) = &mut self.state else {
             return Err(js_err(crate::Error::NotBuilt));
         };
-        let embedder = index
-            .dense(EmbedderSlot::Static)
-            .map(|d| d.embedder().clone())
-            .ok_or_else(|| js_err("the knowledge graph needs the static embedder: load it first (loadStaticEmbedder)"))?;
+        let embedder = index.dense(EmbedderSlot::Static).map(|d| d.embedder().clone()).ok_or_else(|| {
+            js_err("the knowledge graph needs the static embedder: load it first (loadStaticEmbedder)")
+        })?;
         self.carried_graph = None;
         index.build_graph(embedder, &mut graph_progress(&on_progress)).map_err(js_err)?;
         Ok(self.graph_report())
@@ -399,10 +418,9 @@ impl Engine {
     #[wasm_bindgen(js_name = graphReport, unchecked_return_type = "GraphReport | null")]
     pub fn graph_report(&self) -> JsValue {
         match &self.state {
-            Some(State::Built(index)) => index
-                .knowledge_graph()
-                .and_then(|kg| to_js(kg.report()).ok())
-                .unwrap_or(JsValue::NULL),
+            Some(State::Built(index)) => {
+                index.knowledge_graph().and_then(|kg| to_js(kg.report()).ok()).unwrap_or(JsValue::NULL)
+            }
             _ => JsValue::NULL,
         }
     }
@@ -436,7 +454,10 @@ impl Engine {
             return Err(js_err(crate::Error::NotBuilt));
         };
         if method.graph_method().is_none() {
-            return Err(js_err(format!("explain needs a graph method (hipporag, catrag), not {:?}", method.name())));
+            return Err(js_err(format!(
+                "explain needs a graph method (hipporag, catrag), not {:?}",
+                method.name()
+            )));
         }
         let e = index.explain(query, k, method, &ExplainConfig::default()).map_err(js_err)?;
         to_js(&e).map_err(js_err)
@@ -505,22 +526,8 @@ impl Engine {
         };
         let hits = index.search(query, k, method).map_err(js_err)?;
         let terms = index.query_terms(query);
-        let out: Vec<SearchHit> = hits
-            .iter()
-            .enumerate()
-            .filter_map(|(rank, h)| {
-                let p = index.corpus().get(h.passage)?;
-                Some(SearchHit {
-                    rank: rank + 1,
-                    id: &p.id,
-                    title: &p.title,
-                    text: &p.text,
-                    score: h.score,
-                    highlights: utf16_ranges(&p.text, &index.highlights(&terms, &p.text)),
-                    title_highlights: utf16_ranges(&p.title, &index.highlights(&terms, &p.title)),
-                })
-            })
-            .collect();
+        let out: Vec<SearchHit> =
+            hits.iter().enumerate().filter_map(|(rank, h)| search_hit(index, &terms, rank + 1, h)).collect();
         serde_wasm_bindgen::to_value(&out).map_err(js_err)
     }
 
@@ -620,7 +627,8 @@ impl Engine {
         embedder: &str,
         dims: u32,
         vectors: Vec<f32>,
-        #[wasm_bindgen(unchecked_param_type = "(text: string) => Float32Array")] embed_query: js_sys::Function,
+        #[wasm_bindgen(unchecked_param_type = "(text: string) => Float32Array")]
+        embed_query: js_sys::Function,
     ) -> Result<JsValue, JsError> {
         if embedder != EmbedderSlot::Minilm.name() {
             return Err(js_err(format!(
@@ -731,7 +739,11 @@ impl Embedder for JsEmbedder {
                 v.dyn_into().map_err(|_| model_err("embedQuery must return a Float32Array".into()))?;
             let mut row = v.to_vec();
             if row.len() != self.dims {
-                return Err(model_err(format!("embedQuery returned {} values, expected {}", row.len(), self.dims)));
+                return Err(model_err(format!(
+                    "embedQuery returned {} values, expected {}",
+                    row.len(),
+                    self.dims
+                )));
             }
             if row.iter().any(|x| !x.is_finite()) {
                 return Err(model_err("embedQuery returned a value that is not a finite number".into()));
@@ -867,13 +879,8 @@ mod serde_bytes_f32 {
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct CageHit<'a> {
-    rank: usize,
-    id: &'a str,
-    title: &'a str,
-    text: &'a str,
-    score: f32,
-    highlights: Vec<(u32, u32)>,
-    title_highlights: Vec<(u32, u32)>,
+    #[serde(flatten)]
+    hit: SearchHit<'a>,
     /// cos(query, passage) with the static embedder.
     relevance: f32,
     /// Mean cosine of this passage's graph embedding with the other candidates'.
@@ -883,7 +890,10 @@ struct CageHit<'a> {
 fn cage_method(options: Option<SearchOptionsArg>) -> Result<(usize, Method), JsError> {
     let (k, method) = search_options(options)?;
     if method.cage_first_stage().is_none() {
-        return Err(js_err(format!("a CAGE method (cage, bm25+cage, catrag+cage) is needed, not {:?}", method.name())));
+        return Err(js_err(format!(
+            "a CAGE method (cage, bm25+cage, catrag+cage) is needed, not {:?}",
+            method.name()
+        )));
     }
     Ok((k, method))
 }
@@ -940,15 +950,8 @@ impl Engine {
             .iter()
             .enumerate()
             .filter_map(|(rank, (h, r))| {
-                let p = index.corpus().get(h.passage)?;
                 Some(CageHit {
-                    rank: rank + 1,
-                    id: &p.id,
-                    title: &p.title,
-                    text: &p.text,
-                    score: h.score,
-                    highlights: utf16_ranges(&p.text, &index.highlights(&terms, &p.text)),
-                    title_highlights: utf16_ranges(&p.title, &index.highlights(&terms, &p.title)),
+                    hit: search_hit(index, &terms, rank + 1, h)?,
                     relevance: r.relevance,
                     coherence: r.coherence,
                 })
@@ -1011,7 +1014,13 @@ impl CageModel {
     /// Graph embeddings of a batch: `features` `[batch, nodes, 256]` and `adjacency`
     /// `[batch, channels, nodes, nodes]` as `Engine.cageInputs` gives them; returns
     /// `batch × dim` floats. Throws on shapes that do not fit.
-    pub fn encode(&self, features: Vec<f32>, adjacency: Vec<f32>, batch: usize, nodes: usize) -> Result<Vec<f32>, JsError> {
+    pub fn encode(
+        &self,
+        features: Vec<f32>,
+        adjacency: Vec<f32>,
+        batch: usize,
+        nodes: usize,
+    ) -> Result<Vec<f32>, JsError> {
         use crate::cage::GraphEncoder;
         let (f, c) = (self.inner.feature_dim(), self.inner.channels());
         if features.len() != batch * nodes * f || adjacency.len() != batch * c * nodes * nodes {

@@ -20,9 +20,7 @@ use std::rc::Rc;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::{
-    from_js, js_err, search_options, to_js, utf16_ranges, Engine, SearchHit, SearchOptionsArg, State,
-};
+use super::{from_js, js_err, search_hit, search_options, to_js, Engine, SearchHit, SearchOptionsArg, State};
 use crate::catrag::ExplainConfig;
 use crate::llm::plan::{CachedTierer, PlannedBatch, TierCache, TierPlanner};
 use crate::llm::{ChatMessage, ChatRequest, FetchClient, LlmConfig};
@@ -336,18 +334,7 @@ impl Engine {
             .hits
             .iter()
             .enumerate()
-            .filter_map(|(rank, h)| {
-                let p = index.corpus().get(h.passage)?;
-                Some(SearchHit {
-                    rank: rank + 1,
-                    id: &p.id,
-                    title: &p.title,
-                    text: &p.text,
-                    score: h.score,
-                    highlights: utf16_ranges(&p.text, &index.highlights(&terms, &p.text)),
-                    title_highlights: utf16_ranges(&p.title, &index.highlights(&terms, &p.title)),
-                })
-            })
+            .filter_map(|(rank, h)| search_hit(index, &terms, rank + 1, h))
             .collect();
         let out = TieredSearch {
             hits,

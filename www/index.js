@@ -915,12 +915,21 @@ function renderGraphInfo() {
 
 /** A "Triples" disclosure for passage `id`: its facts and entities, fetched when opened. */
 function triplesElement(id) {
+  return lazyDetails('hit-triples', 'Triples and entities', 'triples-box', 'passage-graph', id);
+}
+
+/**
+ * A <details> of class `className` titled `summary` whose box (class `boxClass`) is filled when
+ * first opened: it asks the worker `{type: requestType, id, passage}` and registers the box under
+ * that id in `state.passageGraphs` for the reply.
+ */
+function lazyDetails(className, summary, boxClass, requestType, passage) {
   const d = document.createElement('details');
-  d.className = 'hit-triples';
+  d.className = className;
   const s = document.createElement('summary');
-  s.textContent = 'Triples and entities';
+  s.textContent = summary;
   const box = document.createElement('div');
-  box.className = 'triples-box';
+  box.className = boxClass;
   box.textContent = 'Loading…';
   d.append(s, box);
   d.addEventListener('toggle', () => {
@@ -928,7 +937,7 @@ function triplesElement(id) {
     d.dataset.loaded = '1';
     state.passageGraphId += 1;
     state.passageGraphs.set(state.passageGraphId, box);
-    state.worker.postMessage({ type: 'passage-graph', id: state.passageGraphId, passage: id });
+    state.worker.postMessage({ type: requestType, id: state.passageGraphId, passage });
   });
   return d;
 }
@@ -1630,22 +1639,8 @@ function cageScoresElement(hit) {
 
 /** The "Passage graph" toggle of a CAGE hit: the graph is fetched and drawn when first opened. */
 function cageGraphElement(id) {
-  const d = document.createElement('details');
-  d.className = 'hit-cage-graph';
+  const d = lazyDetails('hit-cage-graph', 'Passage graph (CAGE)', 'cage-graph-box', 'cage-graph', id);
   d.dataset.testid = 'cage-graph';
-  const s = document.createElement('summary');
-  s.textContent = 'Passage graph (CAGE)';
-  const box = document.createElement('div');
-  box.className = 'cage-graph-box';
-  box.textContent = 'Loading…';
-  d.append(s, box);
-  d.addEventListener('toggle', () => {
-    if (!d.open || d.dataset.loaded) return;
-    d.dataset.loaded = '1';
-    state.passageGraphId += 1;
-    state.passageGraphs.set(state.passageGraphId, box);
-    state.worker.postMessage({ type: 'cage-graph', id: state.passageGraphId, passage: id });
-  });
   return d;
 }
 

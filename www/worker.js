@@ -501,26 +501,42 @@ async function embedMinilm() {
 async function loadGraph(id) {
   const { ready: reply, fail } = loadReplies(id, 'graph');
   const t0 = now();
+  if (!(await needStaticEmbedderAndPassages(id, reply, 'There is nothing to build a knowledge graph from yet: index some passages first.'))) return;
+  const t1 = now();
+  if (!buildGraphOrFail(fail)) return;
+  reply({ timing: { graphMs: now() - t1, totalMs: now() - t0 } });
+}
+
+/**
+ * What the graph and CAGE loads need first: the static embedder (loaded if missing; its download
+ * can be cancelled) and an index with passages. False, after replying `cancelled`/`failed` (and
+ * posting `emptyMessage` for an empty index), when the caller must stop.
+ */
+async function needStaticEmbedderAndPassages(id, reply, emptyMessage) {
   if (!engine.availableMethods().includes('dense')) {
     const status = await loadEmbedder(id, true);
     if (status !== 'ok') {
       reply(status === 'cancelled' ? { cancelled: true } : { failed: true });
-      return;
+      return false;
     }
   }
   if (!engine.stats().built || engine.stats().passages === 0) {
-    post({ type: 'error', during: 'load-embedder', message: 'There is nothing to build a knowledge graph from yet: index some passages first.' });
+    post({ type: 'error', during: 'load-embedder', message: emptyMessage });
     reply({ failed: true });
-    return;
+    return false;
   }
-  const t1 = now();
+  return true;
+}
+
+/** Build the knowledge graph with progress; false after `fail` when it could not be built. */
+function buildGraphOrFail(fail) {
   try {
     engine.buildGraph(progressPoster((p) => p));
+    return true;
   } catch (err) {
     fail('The knowledge graph could not be built', err);
-    return;
+    return false;
   }
-  reply({ timing: { graphMs: now() - t1, totalMs: now() - t0 } });
 }
 
 async function handle(msg, early) {
@@ -890,27 +906,11 @@ function withCage(available) {
 async function loadCage(id, method) {
   const { ready: reply, fail } = loadReplies(id, 'cage');
   const t0 = now();
-  if (!engine.availableMethods().includes('dense')) {
-    const status = await loadEmbedder(id, true);
-    if (status !== 'ok') {
-      reply(status === 'cancelled' ? { cancelled: true } : { failed: true });
-      return;
-    }
-  }
-  if (!engine.stats().built || engine.stats().passages === 0) {
-    post({ type: 'error', during: 'load-embedder', message: 'There is nothing to rerank yet: index some passages first.' });
-    reply({ failed: true });
-    return;
-  }
+  if (!(await needStaticEmbedderAndPassages(id, reply, 'There is nothing to rerank yet: index some passages first.'))) return;
   let graphMs = null;
   if (method === 'catrag+cage' && !engine.availableMethods().includes('catrag')) {
     const t = now();
-    try {
-      engine.buildGraph(progressPoster((p) => p));
-    } catch (err) {
-      fail('The knowledge graph could not be built', err);
-      return;
-    }
+    if (!buildGraphOrFail(fail)) return;
     graphMs = now() - t;
   }
   let downloadMs = 0;
