@@ -12,7 +12,8 @@
 //! that pass get the full `f32` cosine, exactly as comparing every pair does (tested against
 //! brute force).
 
-use super::build::SynonymStats;
+use serde::{Deserialize, Serialize};
+
 use super::normalize::alnum_count;
 use super::Store;
 use crate::embed::{dot, is_zero};
@@ -150,6 +151,22 @@ mod lanes {
         }
         m
     }
+}
+
+/// What [`GraphBuilder::link_synonyms`](super::GraphBuilder::link_synonyms) computed (for benchmarks and logs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SynonymStats {
+    /// Entities linked in this call (the new ones).
+    pub new_entities: usize,
+    /// Entities taking part in synonym edges (enough letters/digits, non-zero vector), in all.
+    pub eligible: usize,
+    /// Candidate pairs (new eligible × all eligible, each pair once).
+    pub pairs: u64,
+    /// Pairs whose full cosine was computed (the others were ruled out by a bound, see
+    /// [`GraphBuilder::link_synonyms`](super::GraphBuilder::link_synonyms)).
+    pub exact: u64,
+    /// Pairs with cosine ≥ the threshold.
+    pub above_threshold: u64,
 }
 
 /// `x·(x−1)/2`: pairs among `x` items.

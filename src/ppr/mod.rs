@@ -283,9 +283,12 @@ pub struct PprConfig {
     /// best `rank_top_k` of them is certain, i.e. every gap between consecutive scores among the
     /// best `rank_top_k + 1` exceeds the L1 error bound `d/(1−d) × ‖π_k − π_{k−1}‖₁` (plus a
     /// rounding margin). Those `rank_top_k` nodes and their order are then exactly those of the
-    /// fixed point; the scores of the others are within the same bound. 0 turns the rule off (the
-    /// L1 rule alone, as [`PprSolver::run`]). Default 20: the top 5 and 10 that retrieval
-    /// reports and the 20 candidates CAGE reranks. Forward push ignores it.
+    /// fixed point; every score (of those and of all other nodes) is only within that bound,
+    /// typically 1e-4 instead of 1e-8. Default 0: off (the L1 rule alone, as
+    /// [`PprSolver::run`]), so scores keep the L1 rule's accuracy. 10 (the results a search
+    /// shows) stops after 16 sweeps instead of 20 on the 2wiki-6k graph with CatRAG's teleport
+    /// and overlay, 5 after 14 (`cairn bench --method catrag`, `docs/method/speed.md`). Forward
+    /// push ignores it.
     pub rank_top_k: u32,
 }
 
@@ -297,7 +300,7 @@ impl Default for PprConfig {
             max_iterations: 50,
             method: PprMethod::Power,
             push_epsilon: 1e-12,
-            rank_top_k: 20,
+            rank_top_k: 0,
         }
     }
 }

@@ -391,7 +391,7 @@ fn rank_passages_breaks_ties_by_passage() {
 fn config_serde_defaults() {
     let cfg: PprConfig = serde_json::from_str("{}").unwrap();
     assert_eq!(cfg, PprConfig::default());
-    assert_eq!((cfg.damping, cfg.tolerance, cfg.max_iterations, cfg.rank_top_k), (0.5, 1e-8, 50, 20));
+    assert_eq!((cfg.damping, cfg.tolerance, cfg.max_iterations, cfg.rank_top_k), (0.5, 1e-8, 50, 0));
     let cfg: PprConfig = serde_json::from_str(r#"{"method": "push", "damping": 0.85}"#).unwrap();
     assert_eq!(cfg.method, PprMethod::Push);
     assert_eq!(cfg.damping, 0.85);
