@@ -16,6 +16,7 @@
 //!   and CatRAG's anchoring, key-fact boost, pruning and edge tiering, with explanations;
 //! - [`llm`]: the user's LLM endpoint (CatRAG's LLM edge tiers, answers, tolerant parsers).
 
+pub mod bench;
 pub mod cage;
 pub mod catrag;
 pub mod corpus;

@@ -425,6 +425,28 @@ impl Engine {
         }
     }
 
+    /// Graph benchmark figures over `queries` with `method` (`"catrag"` or `"hipporag"`):
+    /// the object of [`crate::bench::graph_figures`] (build steps, graph search and fact-scoring
+    /// ms, PPR ms and sweeps per solver and top-k agreement with the exact solve), timed with
+    /// `performance.now()`. Throws when the engine or its graph is not built.
+    #[wasm_bindgen(js_name = graphBench)]
+    pub fn graph_bench(&self, queries: Vec<String>, method: &str) -> Result<JsValue, JsError> {
+        let index = match &self.state {
+            Some(State::Built(i)) => i,
+            _ => return Err(js_err(crate::Error::NotBuilt)),
+        };
+        let method: Method = method.parse().map_err(js_err)?;
+        let perf = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("performance"))
+            .map_err(|_| JsError::new("this context has no performance clock"))?;
+        let now: js_sys::Function = js_sys::Reflect::get(&perf, &JsValue::from_str("now"))
+            .ok()
+            .and_then(|f| f.dyn_into().ok())
+            .ok_or_else(|| JsError::new("this context has no performance.now()"))?;
+        let clock = || now.call0(&perf).ok().and_then(|v| v.as_f64()).unwrap_or(0.0);
+        let figures = crate::bench::graph_figures(index, &queries, method, &clock).map_err(js_err)?;
+        to_js(&figures).map_err(js_err)
+    }
+
     /// One passage in the knowledge graph: `{id, english, triples: [{subject, relation,
     /// object}], entities: string[]}` (the facts it states and the entities it contains, by
     /// display name). `english` is false when no triple was extracted because the text did

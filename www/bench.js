@@ -196,6 +196,15 @@ async function run() {
   engineMs.sort((a, b) => a - b);
   roundTripMs.sort((a, b) => a - b);
 
+  // graph methods: build steps, the query's parts and PPR alone (Engine.graphBench, the same
+  // figures as the native `cairn bench --method catrag`)
+  let graphBench = null;
+  if (GRAPH_METHODS.includes(METHOD)) {
+    say('Timing PPR…');
+    engine.post({ type: 'graph-bench', id: 4, queries, method: METHOD });
+    graphBench = (await engine.next((m) => m.type === 'graph-bench' && m.id === 4)).figures;
+  }
+
   const { stats, timing } = ready;
   const indexMs = timing.addMs + timing.buildMs;
   const embedding = minilm || (embedder
@@ -237,6 +246,7 @@ async function run() {
     maxMs: round(engineMs[engineMs.length - 1]),
     roundTripP50Ms: round(percentile(roundTripMs, 0.5)),
     roundTripP95Ms: round(percentile(roundTripMs, 0.95)),
+    graphBench,
     userAgent: navigator.userAgent,
     hardwareConcurrency: navigator.hardwareConcurrency,
   };

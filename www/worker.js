@@ -24,6 +24,7 @@
 //                                                              fetched first when the file needs it
 //      {type:'load-index-url', url, name}                      the same, fetched from `url` (CORS)
 //      {type:'corpus-jsonl', id}                               the corpus as JSONL (share links)
+//      {type:'graph-bench', id, queries, method}               Engine.graphBench (bench page only)
 // Out: {type:'hello', methods, available, version, stats}    once, when the wasm module is ready
 //      {type:'progress', phase, done, total}                  phases: fetching, adding, indexing,
 //                                                              restoring, download (bytes; `what`:
@@ -35,6 +36,7 @@
 //      {type:'ready', request:'load-embedder', id, stats, available, embedder, timing, cancelled?, failed?}
 //      {type:'results', id, query, method, hits, ms, explanation?}  explanation for graph methods
 //      {type:'passage-graph', id, graph}
+//      {type:'graph-bench', id, figures}
 //      {type:'cage-graph', id, passage, graph}                 Engine.cagePassageGraph's object
 //      CAGE searches reply 'results' with hits that also carry relevance and coherence, and
 //      `cage: {candidates, nodes, inputsMs, encodeMs, fuseMs}`
@@ -597,6 +599,13 @@ async function handle(msg, early) {
       }
       return;
     }
+    case 'graph-bench':
+      try {
+        post({ type: 'graph-bench', id: msg.id, figures: engine.graphBench(msg.queries.map(String), String(msg.method)) });
+      } catch (err) {
+        postError('graph-bench', err, { id: msg.id });
+      }
+      return;
     case 'passage-graph':
       try {
         post({ type: 'passage-graph', id: msg.id, passage: msg.passage, graph: engine.passageGraph(String(msg.passage)) });

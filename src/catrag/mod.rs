@@ -627,13 +627,13 @@ impl Retriever {
 
         // Step 6: PPR.
         let (offsets, targets, weights) = graph.csr().arrays();
-        let csr = CsrGraph::new(offsets, targets, weights)?;
+        let csr = CsrGraph::new_symmetric(offsets, targets, weights)?;
         let mut overlay = ArcOverlay::new();
         for o in &out.overlay {
             overlay.multiply(o.arc as usize, o.multiplier)?;
         }
         let overlay_ref = if overlay.is_empty() { None } else { Some(&overlay) };
-        let report = match self.solver.run(&csr, overlay_ref, &teleport, &config.ppr) {
+        let report = match self.solver.run_ranked(&csr, overlay_ref, &teleport, graph.passage_nodes(), &config.ppr) {
             Ok(r) => r,
             Err(Error::ZeroTeleport) => return dense_fallback(graph, input, out, Fallback::ZeroTeleport),
             Err(e) => return Err(e),

@@ -42,7 +42,8 @@
 //! [`Graph::extend`]) embeds only the new entities and facts and compares only the new entities
 //! with all entities: with n old and m new entities, m·(n + m/2) pairs instead of (n + m)²/2
 //! (HippoRAG 2 recomputes every entity's neighbours on each insert). Each pair costs a 48-term
-//! bound, and the ~1% of pairs that pass it a full cosine ([`GraphBuilder::link_synonyms`]).
+//! 16-bit integer bound, and the ~1% of pairs that pass it a full cosine
+//! ([`GraphBuilder::link_synonyms`]).
 //! Each entity's top-k list is kept, so a new entity displaces an old neighbour exactly as a
 //! rebuild would: the result is the graph that building everything at once gives (same node
 //! ids, edges and weights; tested), provided each batch's triples name passages of that batch
@@ -72,7 +73,8 @@ use crate::embed::VectorMatrix;
 use crate::error::{Error, Result};
 pub use crate::extract::Triple;
 
-pub use build::{build_graph, AddSummary, BuildStep, GraphBuilder, SynonymStats};
+pub use build::{build_graph, AddSummary, BuildStep, GraphBuilder};
+pub use knn::SynonymStats;
 pub use normalize::{alnum_count, collapse_whitespace, normalize_entity, normalize_relation};
 
 /// Settings of the graph (METHOD.md §1). Serde names are the field names; every field has a

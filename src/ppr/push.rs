@@ -115,5 +115,6 @@ pub(super) fn solve(ws: &mut PprSolver, graph: &CsrGraph<'_>, config: &PprConfig
         error_bound: residual,
         converged,
         pushes,
+        ranking_certified: false,
     }
 }

@@ -60,9 +60,8 @@ fn dense_ppr(n: usize, g: &Owned, overlay: &[(usize, f64)], teleport: &[f64], d:
         }
     }
     // A = I − dM, b = (1−d) r
-    let mut a: Vec<Vec<f64>> = (0..n)
-        .map(|i| (0..n).map(|j| f64::from(u8::from(i == j)) - d * mm[i][j]).collect())
-        .collect();
+    let mut a: Vec<Vec<f64>> =
+        (0..n).map(|i| (0..n).map(|j| f64::from(u8::from(i == j)) - d * mm[i][j]).collect()).collect();
     let mut b: Vec<f64> = r.iter().map(|x| (1.0 - d) * x).collect();
     for col in 0..n {
         let piv = (col..n).max_by(|&i, &j| a[i][col].abs().total_cmp(&a[j][col].abs())).unwrap();
@@ -392,9 +391,169 @@ fn rank_passages_breaks_ties_by_passage() {
 fn config_serde_defaults() {
     let cfg: PprConfig = serde_json::from_str("{}").unwrap();
     assert_eq!(cfg, PprConfig::default());
-    assert_eq!((cfg.damping, cfg.tolerance, cfg.max_iterations), (0.5, 1e-8, 50));
+    assert_eq!((cfg.damping, cfg.tolerance, cfg.max_iterations, cfg.rank_top_k), (0.5, 1e-8, 50, 0));
     let cfg: PprConfig = serde_json::from_str(r#"{"method": "push", "damping": 0.85}"#).unwrap();
     assert_eq!(cfg.method, PprMethod::Push);
     assert_eq!(cfg.damping, 0.85);
     assert!(serde_json::from_str::<PprConfig>(r#"{"dampng": 0.85}"#).is_err());
+}
+
+#[test]
+fn order_is_certain_by_hand() {
+    let scores = [0.5, 0.3, 0.29, 0.1, 0.0];
+    let all = [0, 1, 2, 3, 4];
+    let mut buf = Vec::new();
+    // Best 1 of all: gap 0.5 − 0.3 = 0.2.
+    assert!(power::order_is_certain(&scores, &all, 1, 0.1, &mut buf));
+    assert!(!power::order_is_certain(&scores, &all, 1, 0.2, &mut buf));
+    // Best 2: gaps 0.2 and 0.01.
+    assert!(!power::order_is_certain(&scores, &all, 2, 0.1, &mut buf));
+    assert!(power::order_is_certain(&scores, &all, 2, 0.005, &mut buf));
+    // Only the ranked nodes count: without node 2 the gaps are 0.2 and 0.2.
+    assert!(power::order_is_certain(&scores, &[4, 3, 1, 0], 2, 0.1, &mut buf));
+    // k ≥ the ranked nodes: every gap counts; one node alone certifies nothing.
+    assert!(power::order_is_certain(&scores, &[0, 1, 3], 10, 0.15, &mut buf));
+    assert!(!power::order_is_certain(&scores, &[0], 10, 0.0, &mut buf));
+    // Ties never certify.
+    assert!(!power::order_is_certain(&[0.4, 0.4, 0.2], &[0, 1, 2], 1, 0.0, &mut buf));
+}
+
+#[test]
+fn ranking_rule_gives_the_exact_top_k() {
+    // Random graphs of 300 nodes, the first 100 "passages", a seed teleport plus passage
+    // weights: the ranking rule stops earlier than the L1 rule and its top 5 passages (and
+    // their order) are those of the dense solve, on every case where the rule fired.
+    let mut rng = Lcg(23);
+    let mut fired = 0;
+    for case in 0..12 {
+        let n = 300;
+        let mut edges = Vec::new();
+        for u in 0..n {
+            for _ in 0..1 + rng.below(6) {
+                let v = rng.below(n);
+                let w = [0.5f32, 1.0, 2.0, 3.0][rng.below(4)];
+                edges.push((u, v, w));
+                edges.push((v, u, w));
+            }
+        }
+        let g = Owned::new(n, &edges);
+        let mut teleport = vec![0.0; n];
+        for _ in 0..5 {
+            teleport[100 + rng.below(200)] += 0.2 + rng.unit();
+        }
+        for x in teleport[..100].iter_mut() {
+            *x += 0.05 * rng.unit();
+        }
+        let overlay: Vec<(usize, f64)> =
+            (0..20).map(|_| (rng.below(g.arcs.len()), [0.0, 0.25, 2.5, 5.0][rng.below(4)])).collect();
+        let ov = overlay_of(&overlay);
+        let ov = if case % 2 == 0 { Some(&ov) } else { None };
+        let want = dense_ppr(n, &g, if ov.is_some() { &overlay } else { &[] }, &teleport, 0.5);
+        let passages: Vec<u32> = (0..100).collect();
+        let want_top: Vec<u32> =
+            rank_passages(&want, &passages, 5).unwrap().iter().map(|p| p.passage).collect();
+
+        let cfg = PprConfig { rank_top_k: 5, ..PprConfig::default() };
+        let mut solver = PprSolver::new();
+        let l1_rule = solver.run(&g.graph(), ov, &teleport, &cfg).unwrap();
+        assert!(!l1_rule.ranking_certified && l1_rule.converged);
+        let ranked = solver.run_ranked(&g.graph(), ov, &teleport, &passages, &cfg).unwrap();
+        assert!(ranked.converged, "case {case}: {ranked:?}");
+        assert!(ranked.iterations <= l1_rule.iterations);
+        let got = solver.scores().to_vec();
+        let err = l1(&got, &want);
+        assert!(err <= ranked.error_bound + 1e-12, "case {case}: {err} > {:?}", ranked);
+        let got_top: Vec<u32> =
+            rank_passages(&got, &passages, 5).unwrap().iter().map(|p| p.passage).collect();
+        assert_eq!(got_top, want_top, "case {case}: {ranked:?}");
+        if ranked.ranking_certified {
+            fired += 1;
+            assert!(ranked.iterations < l1_rule.iterations, "case {case}");
+            assert!(ranked.l1_change >= cfg.tolerance);
+        }
+    }
+    assert!(fired >= 8, "the ranking rule fired on {fired} of 12 cases");
+}
+
+#[test]
+fn ranking_rule_off_or_tied_falls_back_to_l1() {
+    // Two symmetric passages (1 and 2, both hanging off seed 0): tied forever, so the rule
+    // never certifies and the L1 rule stops the run.
+    let g = Owned::new(3, &[(0, 1, 1.0), (1, 0, 1.0), (0, 2, 1.0), (2, 0, 1.0)]);
+    let teleport = [1.0, 0.0, 0.0];
+    let mut solver = PprSolver::new();
+    let cfg = PprConfig { rank_top_k: 1, ..PprConfig::default() };
+    let tied = solver.run_ranked(&g.graph(), None, &teleport, &[1, 2], &cfg).unwrap();
+    assert!(!tied.ranking_certified && tied.converged && tied.l1_change < cfg.tolerance);
+    // rank_top_k = 0 is the L1 rule, whatever is ranked.
+    let off = PprConfig { rank_top_k: 0, ..PprConfig::default() };
+    let g = Owned::new(3, &[(0, 1, 3.0), (1, 0, 3.0), (0, 2, 1.0), (2, 0, 1.0)]);
+    let a = solver.run_ranked(&g.graph(), None, &teleport, &[1, 2], &off).unwrap();
+    let b = solver.run(&g.graph(), None, &teleport, &off).unwrap();
+    assert_eq!(a, b);
+    let c = solver.run_ranked(&g.graph(), None, &teleport, &[1, 2], &cfg).unwrap();
+    assert!(c.ranking_certified && c.iterations < b.iterations, "{c:?} vs {b:?}");
+    // By hand (d = 0.5): π1 = ½·¾·π0, π2 = ½·¼·π0, π0 = ½ + ½(π1 + π2) ⇒ π0 = 2/3, π1 = 1/4,
+    // π2 = 1/12.
+    let s = solver.scores();
+    assert!(s[1] > s[2]);
+    assert!(
+        (s[1] - 0.25).abs() <= c.error_bound + 1e-12 && (s[2] - 1.0 / 12.0).abs() <= c.error_bound + 1e-12
+    );
+    // A ranked node outside the graph is an error, not a panic.
+    assert!(matches!(solver.run_ranked(&g.graph(), None, &teleport, &[7], &cfg), Err(Error::PprInput(_))));
+    assert!(solver.scores().is_empty());
+}
+
+#[test]
+fn gathering_on_symmetric_graphs_matches_dense_solve() {
+    // Undirected random graphs (parallel edges of different weights, self-loops, isolated
+    // nodes), with and without an overlay that also empties one node's arcs: the gathering
+    // sweeps of a symmetric graph reach the dense solve and the scattering sweeps' scores.
+    let mut rng = Lcg(31);
+    for case in 0..30 {
+        let n = 2 + rng.below(30);
+        let mut edges = Vec::new();
+        for _ in 0..rng.below(3 * n) {
+            let (s, t) = (rng.below(n), rng.below(n));
+            let w = [0.0f32, 0.5, 1.0, 2.0, 3.0][rng.below(5)];
+            edges.push((s, t, w));
+            if s != t {
+                edges.push((t, s, w));
+            }
+        }
+        let g = Owned::new(n, &edges);
+        let m = g.arcs.len();
+        let mut overlay = Vec::new();
+        if m > 0 && case % 2 == 1 {
+            for _ in 0..1 + rng.below(m) {
+                overlay.push((rng.below(m), [0.0, 0.25, 2.5, 5.0][rng.below(4)]));
+            }
+            let u = g.arcs[rng.below(m)].0;
+            for a in g.graph().out_arcs(u as u32).unwrap() {
+                overlay.push((a, 0.0));
+            }
+        }
+        let mut teleport = vec![0.0; n];
+        for _ in 0..1 + rng.below(3) {
+            teleport[rng.below(n)] += 0.1 + rng.unit();
+        }
+        let sym = CsrGraph::new_symmetric(&g.offsets, &g.targets, &g.weights).unwrap();
+        assert!(sym.is_symmetric() && !g.graph().is_symmetric());
+        let ov = overlay_of(&overlay);
+        let ov = if overlay.is_empty() { None } else { Some(&ov) };
+        for d in [0.15, 0.5, 0.85] {
+            let want = dense_ppr(n, &g, &overlay, &teleport, d);
+            let cfg = PprConfig { damping: d, max_iterations: 500, ..PprConfig::default() };
+            let mut solver = PprSolver::new();
+            let report = solver.run(&sym, ov, &teleport, &cfg).unwrap();
+            let gathered = solver.scores().to_vec();
+            solver.run(&g.graph(), ov, &teleport, &cfg).unwrap();
+            let scattered = solver.scores().to_vec();
+            let err = l1(&gathered, &want);
+            assert!(report.converged && err < 1e-6, "case {case} d {d}: L1 {err}");
+            assert!(err <= report.error_bound + 1e-12, "case {case} d {d}: {err} > {report:?}");
+            assert!(l1(&gathered, &scattered) < 1e-9, "case {case} d {d}");
+        }
+    }
 }
