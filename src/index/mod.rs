@@ -673,7 +673,8 @@ impl Index {
     /// embedder's own error when it fails on the query.
     pub fn search(&self, query: &str, k: usize, method: Method) -> Result<Vec<Hit>> {
         let query = &*nfc(query);
-        if self.nothing_matches(query) {
+        // (BM25 itself returns nothing then: no second scoring pass for it.)
+        if method != Method::Bm25 && self.nothing_matches(query) {
             return Ok(Vec::new());
         }
         if method.cage_first_stage().is_some() {
