@@ -4,12 +4,14 @@
 //! (`../shared/data/README.md`). Loaders never panic on user data; every error names the input
 //! and, for JSONL, the 1-based line.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 use unicode_segmentation::UnicodeSegmentation;
 
 use crate::error::{Error, Result};
+use crate::text::fold::nfc;
 
 /// One retrievable passage.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -37,7 +39,9 @@ impl Corpus {
         Self::default()
     }
 
-    /// Add one passage.
+    /// Add one passage. Its title and text are stored in Unicode NFC
+    /// ([`crate::text::fold::nfc`]: the same look, one spelling of each accented letter, so
+    /// NFD files and NFC queries agree); the id is kept byte for byte.
     ///
     /// # Errors
     /// [`Error::Passage`] when the id is empty or already present (the corpus is left unchanged),
@@ -57,6 +61,13 @@ impl Corpus {
             .filter(|&n| n < u32::MAX)
             .ok_or_else(|| Error::Passage { id: passage.id.clone(), message: "corpus is full".into() })?;
         self.by_id.insert(passage.id.clone(), n);
+        let mut passage = passage;
+        if let Cow::Owned(t) = nfc(&passage.title) {
+            passage.title = t;
+        }
+        if let Cow::Owned(t) = nfc(&passage.text) {
+            passage.text = t;
+        }
         self.passages.push(passage);
         Ok(n)
     }
@@ -160,6 +171,8 @@ struct JsonlPassage {
 pub fn parse_jsonl(source_name: &str, input: &str) -> Result<Vec<Passage>> {
     let input = input.strip_prefix('\u{feff}').unwrap_or(input);
     let mut out = Vec::new();
+    // id → the line that gave it first.
+    let mut seen: HashMap<String, usize> = HashMap::new();
     for (i, line) in input.lines().enumerate() {
         let line_no = i + 1;
         let trimmed = line.trim();
@@ -168,6 +181,19 @@ pub fn parse_jsonl(source_name: &str, input: &str) -> Result<Vec<Passage>> {
         }
         let err =
             |message: String| Error::Jsonl { source_name: source_name.to_string(), line: line_no, message };
+        // Only an object is a passage: serde would read an array `["id", "title", "text"]` as
+        // the struct's fields in order.
+        if let Some(c) = trimmed.chars().next().filter(|&c| c != '{') {
+            let kind = match c {
+                '[' => "an array",
+                '"' => "a string",
+                't' | 'f' => "a boolean",
+                'n' => "null",
+                c if c == '-' || c.is_ascii_digit() => "a number",
+                _ => "not JSON",
+            };
+            return Err(err(format!("expected a JSON object {{\"id\", \"title\", \"text\"}}, found {kind}")));
+        }
         let rec: JsonlPassage = serde_json::from_str(trimmed).map_err(|e| {
             // serde_json says "… at line 1 column N": the line is the file's, so keep the column.
             let full = e.to_string();
@@ -188,9 +214,40 @@ pub fn parse_jsonl(source_name: &str, input: &str) -> Result<Vec<Passage>> {
         if id.is_empty() {
             return Err(err("\"id\" is empty".into()));
         }
+        if let Some(first) = seen.get(&id) {
+            return Err(err(format!("duplicate id {id:?} (first on line {first})")));
+        }
+        seen.insert(id.clone(), line_no);
         out.push(Passage { id, title: rec.title.unwrap_or_default(), text: rec.text });
     }
     Ok(out)
+}
+
+/// [`parse_jsonl`] over raw bytes (a file as read from disk): a line that is not UTF-8 is an
+/// error naming that line and the byte column of the first bad byte, instead of failing the
+/// whole file without a line.
+///
+/// # Errors
+/// As [`parse_jsonl`], and [`Error::Jsonl`] for the first line that is not valid UTF-8.
+pub fn parse_jsonl_bytes(source_name: &str, input: &[u8]) -> Result<Vec<Passage>> {
+    match std::str::from_utf8(input) {
+        Ok(text) => parse_jsonl(source_name, text),
+        Err(e) => {
+            let at = e.valid_up_to();
+            let before = &input[..at];
+            let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
+            let column = at - before.iter().rposition(|&b| b == b'\n').map_or(0, |p| p + 1) + 1;
+            // Earlier lines' errors come first (the order a reader of the file expects).
+            let valid = std::str::from_utf8(&input[..at]).unwrap_or_default();
+            let complete = valid.rfind('\n').map_or("", |p| &valid[..p]);
+            parse_jsonl(source_name, complete)?;
+            Err(Error::Jsonl {
+                source_name: source_name.to_string(),
+                line,
+                message: format!("not valid UTF-8 (byte {column} of the line); save the file as UTF-8"),
+            })
+        }
+    }
 }
 
 /// Longest passage, in words, that [`split_document`] makes before it splits a paragraph at
@@ -381,5 +438,30 @@ mod tests {
         let words: Vec<usize> =
             split_document("run-on", &run_on).iter().map(|p| p.text.unicode_words().count()).collect();
         assert_eq!(words, vec![200, 200, 50]);
+    }
+
+    #[test]
+    fn non_objects_invalid_utf8_and_duplicates_name_their_line() {
+        let ok = "{\"id\":\"a\",\"text\":\"x\"}\n";
+        let e = parse_jsonl("c.jsonl", &format!("{ok}[\"b\", \"T\", \"y\"]\n")).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "c.jsonl, line 2: expected a JSON object {\"id\", \"title\", \"text\"}, found an array"
+        );
+        for (line, kind) in [("\"text\"", "a string"), ("42", "a number"), ("null", "null"), ("true", "a boolean")] {
+            let e = parse_jsonl("c.jsonl", line).unwrap_err();
+            assert!(e.to_string().ends_with(&format!("found {kind}")), "{e}");
+        }
+        let e = parse_jsonl("c.jsonl", &format!("{ok}\n{{\"id\":\"b\",\"text\":\"y\"}}\n{ok}")).unwrap_err();
+        assert_eq!(e.to_string(), "c.jsonl, line 4: duplicate id \"a\" (first on line 1)");
+        // A number id and the same string are the same id.
+        let e = parse_jsonl("c.jsonl", "{\"id\":7,\"text\":\"x\"}\n{\"id\":\"7\",\"text\":\"y\"}").unwrap_err();
+        assert!(e.to_string().starts_with("c.jsonl, line 2: duplicate id \"7\""), "{e}");
+        let mut bytes = format!("{ok}{}", ok.replace("\"a\"", "\"b\"")).into_bytes();
+        bytes.extend_from_slice(b"{\"id\":\"c\",\"text\":\"caf\xe9\"}\n");
+        let e = parse_jsonl_bytes("c.jsonl", &bytes).unwrap_err();
+        // `{"id":"c","text":"caf` is 21 bytes: the bad byte is the 22nd of line 3.
+        assert_eq!(e.to_string(), "c.jsonl, line 3: not valid UTF-8 (byte 22 of the line); save the file as UTF-8");
+        assert_eq!(parse_jsonl_bytes("c.jsonl", ok.as_bytes()).unwrap().len(), 1);
     }
 }

@@ -24,7 +24,7 @@ use crate::catrag::{
     fact_cosine_quantiles, mass_shares, seeds::fact_cosines, CatragConfig, EdgeTierer, OverlayCause,
     SeedChannel,
 };
-use crate::corpus::{parse_jsonl, Corpus};
+use crate::corpus::{parse_jsonl_bytes, Corpus};
 use crate::embed::{Embedder, VectorMatrix};
 use crate::error::{Error, Result};
 use crate::extract::Triple;
@@ -91,7 +91,11 @@ impl Dataset {
             });
         }
         let mut corpus = Corpus::new();
-        corpus.extend(parse_jsonl(&corpus_path.display().to_string(), &read(&corpus_path)?)?)?;
+        corpus.extend(parse_jsonl_bytes(
+            &corpus_path.display().to_string(),
+            &std::fs::read(&corpus_path)
+                .map_err(|source| Error::Io { path: corpus_path.display().to_string(), source })?,
+        )?)?;
         let q_path = dir.join("questions.jsonl");
         let questions = if q_path.is_file() {
             parse_questions(&q_path.display().to_string(), &read(&q_path)?)?

@@ -76,6 +76,9 @@ struct TierReport {
     /// Whether the endpoint refused or could not be reached (CORS or nothing listening).
     cors: bool,
     cancelled: bool,
+    /// Whether the circuit breaker is open after this plan: the next queries fall back at once
+    /// until its cool-down has passed.
+    breaker_open: bool,
 }
 
 #[derive(Serialize)]
@@ -146,6 +149,7 @@ impl LlmEndpoint {
     pub fn test_connection(&self) -> js_sys::Promise {
         let client = self.client.clone();
         client.resume();
+        client.begin_query(None);
         wasm_bindgen_futures::future_to_promise(async move {
             let t0 = js_sys::Date::now();
             let req =
@@ -164,13 +168,16 @@ impl LlmEndpoint {
     /// τ = 3 facts, then one tier request; the answers fill the plan's cache (an edge without a
     /// clear tier is Weak). At most the configuration's `call_budget` calls (default 75); the
     /// first failed call stops the asking (the rest fall back to Weak). Resolves to
-    /// `{batchesAnswered, batches, edges, weakFallbackEdges, calls, error, cors, cancelled}`;
+    /// `{batchesAnswered, batches, edges, weakFallbackEdges, calls, error, cors, cancelled,
+    /// breakerOpen}`;
     /// never rejects.
     pub fn tier(&self, plan: &LlmPlan) -> js_sys::Promise {
         let client = self.client.clone();
         client.resume();
         let batches = plan.batches.clone();
         let cache = plan.cache.clone();
+        // The query's deadline starts now and bounds every call below.
+        client.begin_query(batches.first().map(|b| b.query.as_str()));
         wasm_bindgen_futures::future_to_promise(async move {
             let budget = client.config().call_budget;
             let mut rep = TierReport {
@@ -182,6 +189,7 @@ impl LlmEndpoint {
                 error: None,
                 cors: false,
                 cancelled: false,
+                breaker_open: false,
             };
             'batches: for b in batches.iter() {
                 if rep.error.is_some() {
@@ -224,14 +232,15 @@ impl LlmEndpoint {
                 }
             }
             rep.cancelled = client.is_cancelled();
+            rep.breaker_open = client.breaker_open();
             rep.cors = rep.error.as_deref().is_some_and(is_cors);
             to_js(&rep).map_err(|e| JsValue::from(js_err(e)))
         })
     }
 
     /// A short answer to `query` written by the endpoint from passages `[{title, text}]` (the
-    /// top 5 of a search; HippoRAG's QA prompt, at most 48 tokens). Resolves to the text after
-    /// `Answer:` (or the whole reply when there is none); rejects with the client's error.
+    /// top 5 of a search; HippoRAG's QA prompt, at most 48 tokens). Resolves to
+    /// [`crate::llm::parse::parse_answer`] of the reply; rejects with the client's error.
     pub fn answer(&self, query: &str, passages: JsValue) -> Result<js_sys::Promise, JsError> {
         #[derive(serde::Deserialize)]
         struct P {
@@ -244,13 +253,12 @@ impl LlmEndpoint {
         let req = crate::llm::prompts::answer_prompt(query, &ps);
         let client = self.client.clone();
         client.resume();
+        client.begin_query(None);
         Ok(wasm_bindgen_futures::future_to_promise(async move {
             let r = client.chat(&req).await.map_err(|e| JsValue::from(js_err(e)))?;
-            let text = match r.content.rfind("Answer:") {
-                Some(i) => r.content[i + "Answer:".len()..].trim().to_string(),
-                None => r.content.trim().to_string(),
-            };
-            Ok(JsValue::from_str(&text))
+            // The one answer parser of every caller: reasoning blocks stripped, the last
+            // "Answer:" marker found in the text itself (not in a lower-cased copy).
+            Ok(JsValue::from_str(&crate::llm::parse::parse_answer(&r.content)))
         }))
     }
 }

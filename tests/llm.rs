@@ -271,6 +271,64 @@ fn tiering_through_the_fault_server() {
 }
 
 #[test]
+fn refusals_are_not_retried_and_errors_have_one_prefix() {
+    let _g = serial();
+    let before = calls("400");
+    let e = HttpClient::new(config("400")).unwrap().chat(&hi()).unwrap_err().to_string();
+    assert_eq!(calls("400") - before, 1, "a 4xx refusal is not retried: {e}");
+    assert!(e.starts_with("LLM endpoint: HTTP 400"), "{e}");
+    for route in ["400", "garbage", "500", "nochoices"] {
+        let e = HttpClient::new(config(route)).unwrap().chat(&hi()).unwrap_err().to_string();
+        assert_eq!(e.matches("LLM endpoint").count(), 1, "{e}");
+    }
+}
+
+#[test]
+fn reasoning_blocks_do_not_become_tiers() {
+    let _g = serial();
+    // The draft inside <think> rates every edge irrelevant; the final answer rates them high.
+    let (_, s) = catrag_eval(Arc::new(HttpClient::new(config("thinktiers")).unwrap()), 2);
+    assert!(s.tiered_edges > 0, "{s:?}");
+    assert_eq!(s.tiers, [0, 0, s.tiered_edges, 0], "{s:?}");
+}
+
+#[test]
+fn a_failing_endpoint_opens_the_breaker_and_later_calls_fall_back_at_once() {
+    let _g = serial();
+    // HTTP 500 on every call: 3 calls (of 1 try + 2 retries each) fail, then the breaker is
+    // open for the rest of the evaluation and no request is sent.
+    let mut c = config("500");
+    c.breaker_failures = 3;
+    c.concurrency = 1; // summaries one at a time: the count below does not depend on timing
+    let client = Arc::new(HttpClient::new(c).unwrap());
+    let (r, s) = catrag_eval(client.clone(), 4);
+    assert_eq!(r.all.questions, 4);
+    assert_eq!(client.requests_sent(), 9, "{s:?}");
+    let (refused, opened) = client.policy_counters();
+    assert_eq!(opened, 1);
+    assert!(refused > 0 && s.failed_calls as u64 == 3 + refused, "{s:?} refused {refused}");
+    assert!(s.log.iter().any(|l| l.contains("circuit breaker")), "{:?}", s.log);
+}
+
+#[test]
+fn a_hung_endpoint_costs_each_query_one_deadline_then_nothing() {
+    let _g = serial();
+    // The route sleeps 30 s; the request timeout is 60 s, the query deadline 1.5 s: each query's
+    // first call ends at the deadline and the query's other calls are refused; after 3 such
+    // failures the breaker opens and the 4th query sends nothing.
+    let mut c = config("timeout");
+    c.timeout_ms = 60_000;
+    c.query_deadline_ms = 1_500;
+    c.concurrency = 1;
+    let client = Arc::new(HttpClient::new(c).unwrap());
+    let (r, s) = catrag_eval(client.clone(), 4);
+    assert_eq!(r.all.questions, 4);
+    assert_eq!(client.requests_sent(), 3, "{s:?}");
+    assert_eq!(client.policy_counters().1, 1);
+    assert!(s.log.iter().any(|l| l.contains("deadline")), "{:?}", s.log);
+}
+
+#[test]
 fn call_budget_caps_calls_per_query() {
     let _g = serial();
     let mut c = config("tiers");
@@ -287,6 +345,7 @@ fn real_smollm2_answers_and_tiers() {
     let Some(server) = real() else { return };
     let mut cfg = LlmConfig::new(&server.url, "smollm2-135m");
     cfg.timeout_ms = 300_000;
+    cfg.query_deadline_ms = 3_600_000;
     let client = Arc::new(HttpClient::new(cfg).unwrap());
     // A chat round trip: the model says something.
     let r = client
@@ -511,6 +570,7 @@ fn real_smollm2_ner_and_openie_fall_back_or_parse() {
     let Some(server) = real() else { return };
     let mut cfg = LlmConfig::new(&server.url, "smollm2-135m");
     cfg.timeout_ms = 120_000;
+    cfg.query_deadline_ms = 3_600_000;
     let client = Arc::new(HttpClient::new(cfg).unwrap()) as Arc<dyn LlmClient>;
     // One NER call: entities, or a counted fallback; no transport failure.
     let ner = LlmNer::new(client.clone());

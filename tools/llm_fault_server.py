@@ -6,8 +6,11 @@ The route picks the behaviour (POST {base}/v1/chat/completions, base = http://12
 
   /ok          a well-formed answer; its content echoes the last user message's first line
   /tiers       a well-formed answer rating every edge id of the prompt (e1, e2, ...) "high"
+  /thinktiers  as /tiers after a reasoning block (<think>...</think>) that rates them all "irrelevant"
+               and says "Answer: WRONG" (a reasoning model served by llama.cpp, Ollama or vLLM)
   /timeout     sleeps 30 s before answering (the client's timeout must fire)
   /500         HTTP 500 every time
+  /400         HTTP 400 every time (a refusal: must not be retried)
   /429         HTTP 429 with Retry-After: 1, every time
   /flaky429    HTTP 429 with Retry-After: 1 on the 1st call of each key, then /ok
   /flaky500    HTTP 503 on the 1st call of each key, then /ok
@@ -21,6 +24,7 @@ The route picks the behaviour (POST {base}/v1/chat/completions, base = http://12
                read from the prompt's "Title: ..." line
   /openiearr   the same triple as a bare array of arrays (no object), in prose
   /ner         {"named_entities": ["Cairn Fault Entity"]} whatever the question
+  /say/TEXT    a well-formed answer whose content is TEXT, percent-decoded (any answer a model may give)
 
 Every response but /nocors's carries Access-Control-Allow-Origin: * (and preflight OPTIONS answers 204), so
 browser tests can call it. GET /calls returns per-route call counts as JSON; GET /reset clears
@@ -34,6 +38,7 @@ import os
 import re
 import threading
 import time
+import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 CALLS = {}
@@ -109,6 +114,13 @@ class Handler(BaseHTTPRequestHandler):
         elif route == "tiers":
             ids = sorted(set(re.findall(r"\b(e\d+)\b", last)), key=lambda s: int(s[1:]))
             self.reply(200, completion(json.dumps({i: "high" for i in ids})))
+        elif route == "thinktiers":
+            ids = sorted(set(re.findall(r"\b(e\d+)\b", last)), key=lambda s: int(s[1:]))
+            draft = json.dumps({i: "irrelevant" for i in ids})
+            text = "<think>\nFirst draft: " + draft + "\nAnswer: WRONG\n</think>\n\n" + json.dumps({i: "high" for i in ids})
+            self.reply(200, completion(text))
+        elif route == "400":
+            self.reply(400, b'{"error": "bad request"}')
         elif route == "timeout":
             time.sleep(30)
             self.reply(200, completion("too late"))
@@ -156,6 +168,9 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(200, completion(text))
         elif route == "ner":
             self.reply(200, completion(json.dumps({"named_entities": ["Cairn Fault Entity"]})))
+        elif route == "say":
+            parts = self.path.split("/")
+            self.reply(200, completion(urllib.parse.unquote(parts[2]) if len(parts) > 2 else ""))
         elif route == "nochoices":
             self.reply(200, b'{"choices": []}')
         else:

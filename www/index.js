@@ -613,8 +613,8 @@ function renderResults({ id: searchId, hits, ms: took, method = 'bm25', explanat
 
   const found = hits.filter((h) => gold.has(h.id)).length;
   if (hits.length === 0) {
-    el.resultsMeta.textContent =
-      method === 'bm25' ? 'No passage shares a word with this query (common words such as “the” are ignored).' : 'No results.';
+    // Every method returns nothing when no word of the query occurs in any passage.
+    el.resultsMeta.textContent = 'Nothing matches: no passage shares a word with this query (common words such as “the” are ignored).';
   } else {
     el.resultsMeta.textContent = `${hits.length} ${hits.length === 1 ? 'result' : 'results'} in ${ms(took)} · ${METHOD_SHORT[method] || method}`;
     if (cage) el.resultsMeta.textContent += ` (${cage.candidates} candidates reranked; R-GCN ${ms(cage.encodeMs)})`;
@@ -1351,6 +1351,7 @@ const llmEl = {
   url: $('llm-url'),
   model: $('llm-model'),
   key: $('llm-key'),
+  deadline: $('llm-deadline'),
   remember: $('llm-remember'),
   use: $('llm-use'),
   test: $('llm-test'),
@@ -1391,7 +1392,9 @@ function llmApply() {
     llmSetResult('Give the base URL and the model name.', true);
     return;
   }
-  llm.config = { baseUrl, model, apiKey: llmEl.key.value || undefined };
+  const deadlineS = Number(llmEl.deadline.value);
+  const deadlineMs = Number.isFinite(deadlineS) && deadlineS > 0 ? Math.round(deadlineS * 1000) : 5000;
+  llm.config = { baseUrl, model, apiKey: llmEl.key.value || undefined, deadlineMs };
   try {
     if (llmEl.remember.checked) localStorage.setItem(LLM_STORE, JSON.stringify(llm.config));
     else localStorage.removeItem(LLM_STORE);
@@ -1532,6 +1535,7 @@ function llmStartFromStorage() {
   if (!saved || !saved.baseUrl || !saved.model) return;
   llmEl.url.value = saved.baseUrl;
   llmEl.model.value = saved.model;
+  if (saved.deadlineMs) llmEl.deadline.value = String(saved.deadlineMs / 1000);
   llmEl.key.value = saved.apiKey || '';
   llmEl.remember.checked = true;
   llm.config = saved; // sent to the worker when it says hello

@@ -804,6 +804,7 @@ async function handleLlm(msg) {
       const cfg = { base_url: String(c.baseUrl ?? '').trim(), model: String(c.model ?? '').trim() };
       if (c.apiKey) cfg.api_key = String(c.apiKey);
       if (c.timeoutMs) cfg.timeout_ms = Number(c.timeoutMs);
+      if (c.deadlineMs) cfg.query_deadline_ms = Number(c.deadlineMs);
       if (c.retries !== undefined) cfg.retries = Number(c.retries);
       try {
         llm = new LlmEndpoint(JSON.stringify(cfg), llmEvent);

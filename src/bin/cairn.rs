@@ -15,7 +15,7 @@ mod cli {
     use std::path::{Path, PathBuf};
     use std::time::Instant;
 
-    use cairn::corpus::{parse_jsonl, Corpus};
+    use cairn::corpus::{parse_jsonl_bytes, Corpus};
     use std::rc::Rc;
 
     use cairn::catrag::{CatragConfig, ExplainConfig};
@@ -320,6 +320,17 @@ mod cli {
         /// Requests in flight at once.
         #[arg(long, default_value_t = 2)]
         llm_concurrency: usize,
+        /// Deadline of all the endpoint's calls for one query (tiers, summaries, NER) in
+        /// milliseconds; past it the query's remaining edges fall back to Weak at once.
+        #[arg(long, default_value_t = 5_000)]
+        llm_deadline_ms: u64,
+        /// Calls failing in a row that open the circuit breaker (calls then fail at once, for
+        /// this query and the next ones, until --llm-breaker-cooldown-ms has passed).
+        #[arg(long, default_value_t = 3)]
+        llm_breaker_failures: u32,
+        /// How long an open circuit breaker refuses calls, milliseconds.
+        #[arg(long, default_value_t = 30_000)]
+        llm_breaker_cooldown_ms: u64,
         /// Also generate an answer from each question's top 5 passages and report EM, F1 and JSR.
         #[arg(long)]
         answer: bool,
@@ -351,6 +362,9 @@ mod cli {
             c.call_budget = self.llm_budget;
             c.timeout_ms = self.llm_timeout_ms;
             c.concurrency = self.llm_concurrency;
+            c.query_deadline_ms = self.llm_deadline_ms;
+            c.breaker_failures = self.llm_breaker_failures;
+            c.breaker_cooldown_ms = self.llm_breaker_cooldown_ms;
             Ok(Some(Arc::new(HttpClient::new(c).map_err(|e| e.to_string())?)))
         }
     }
@@ -521,6 +535,8 @@ mod cli {
         let mut answers_log: Vec<serde_json::Value> = Vec::new();
         let mut answerer = |q: &str, top: &[(String, String)]| -> cairn::Result<String> {
             let t = Instant::now();
+            // A generated answer is not bound by the query deadline (only by --llm-timeout-ms).
+            client.begin_query(None);
             let r = client.chat(&cairn::llm::prompts::answer_prompt(q, top));
             answer_ms += t.elapsed().as_secs_f64() * 1e3;
             let a = cairn::llm::parse::parse_answer(&r?.content);
@@ -557,6 +573,9 @@ mod cli {
             "answer_calls": if a.llm.answer { dataset.questions.len() } else { 0 },
             "answer_ms_per_query": answer_ms / n,
             "http_requests": client.requests_sent(),
+            "query_deadline_ms": client.config().query_deadline_ms,
+            "refused_calls": client.policy_counters().0,
+            "breaker_opened": client.policy_counters().1,
             "log": st.log,
         });
         let mut llm = llm;
@@ -609,6 +628,12 @@ mod cli {
                     l["tiers"],
                     l["added_ms_per_query"].as_f64().unwrap_or_default(),
                 );
+                if l["refused_calls"].as_u64().unwrap_or(0) > 0 {
+                    println!(
+                        "LLM endpoint failing: {} calls not made (query deadline {} ms spent, or circuit breaker open; it opened {} times): those edges fell back to Weak at once",
+                        l["refused_calls"], l["query_deadline_ms"], l["breaker_opened"]
+                    );
+                }
                 for (key, what, unit) in [("ner", "query NER", "question"), ("openie", "OpenIE", "passage")] {
                     let x = &l[key];
                     if x.is_null() {
@@ -1032,10 +1057,10 @@ mod cli {
         if path.is_dir() {
             return Dataset::load(path).map(|d| d.corpus).map_err(|e| e.to_string());
         }
-        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let mut corpus = Corpus::new();
         corpus
-            .extend(parse_jsonl(&path.display().to_string(), &text).map_err(|e| e.to_string())?)
+            .extend(parse_jsonl_bytes(&path.display().to_string(), &bytes).map_err(|e| e.to_string())?)
             .map_err(|e| e.to_string())?;
         Ok(corpus)
     }

@@ -4,7 +4,9 @@
 //! which keeps ASCII only and so merges every non-Latin name into nothing. Cairn keeps the same
 //! intent with Unicode classes, and also folds leading articles (METHOD.md §1):
 //!
-//! 1. NFKC (composed and decomposed "é" agree; full-width forms and ligatures fold);
+//! 1. NFKC (composed and decomposed "é" agree; full-width forms and ligatures fold) with
+//!    accents folded ([`crate::text::fold::fold_diacritics`]: "Pál Erdős", "Pal Erdos" and
+//!    "PAL ERDOS" are one entity, and so are "Zürich" and "Zurich");
 //! 2. lowercase (Unicode);
 //! 3. letters, numbers and combining marks are kept; apostrophes (`'`, `’`, `ʼ`, `` ` ``, `´`) are
 //!    deleted (`"O'Brien"` = `"OBrien"`, `"Maurice's"` = `"Maurices"`); every other character
@@ -16,7 +18,8 @@
 //! only of punctuation normalises to the empty string (such a triple is skipped).
 
 use unicode_categories::UnicodeCategories;
-use unicode_normalization::UnicodeNormalization;
+
+use crate::text::fold::fold_diacritics;
 
 /// Articles dropped from the start of an entity name (followed by a space).
 const ARTICLES: [&str; 3] = ["the ", "a ", "an "];
@@ -25,12 +28,12 @@ fn is_apostrophe(c: char) -> bool {
     matches!(c, '\'' | '\u{2019}' | '\u{02BC}' | '`' | '\u{00B4}')
 }
 
-/// Steps 1–4 of the module docs: NFKC, lowercase, keep letters/numbers/marks, drop apostrophes,
+/// Steps 1–4 of the module docs: NFKC with accents folded, lowercase, keep letters/numbers/marks, drop apostrophes,
 /// everything else a single space, trimmed.
 fn fold(phrase: &str) -> String {
     let mut out = String::with_capacity(phrase.len());
     let mut pending_space = false;
-    for c in phrase.nfkc() {
+    for c in fold_diacritics(phrase).chars() {
         if c.is_alphanumeric() || c.is_mark() {
             if pending_space && !out.is_empty() {
                 out.push(' ');
@@ -46,7 +49,7 @@ fn fold(phrase: &str) -> String {
     out
 }
 
-/// The normalised key of an entity phrase (module docs: NFKC, lowercase, punctuation to spaces,
+/// The normalised key of an entity phrase (module docs: NFKC, accents folded, lowercase, punctuation to spaces,
 /// apostrophes deleted, white space collapsed, one leading article dropped). Empty when the
 /// phrase has no letter, number or mark. Never panics; linear in the phrase's length.
 ///
@@ -126,9 +129,14 @@ mod tests {
 
     #[test]
     fn non_ascii_names() {
-        // composed and decomposed é agree; case folds beyond ASCII; marks are kept
+        // composed and decomposed é agree; case folds beyond ASCII; accents fold; other
+        // scripts' marks are kept
         assert_eq!(normalize_entity("Café Müller"), normalize_entity("cafe\u{301} MÜLLER"));
-        assert_eq!(normalize_entity("Café Müller"), "café müller");
+        assert_eq!(normalize_entity("Café Müller"), "cafe muller");
+        assert_eq!(normalize_entity("Pál Erdős"), normalize_entity("Pal Erdos"));
+        assert_eq!(normalize_entity("Zürich"), "zurich");
+        assert_eq!(normalize_entity("İzmir"), "izmir");
+        assert_eq!(normalize_entity("Ἀθῆναι"), normalize_entity("ΑΘΗΝΑΙ"));
         assert_eq!(normalize_entity("北京市"), "北京市");
         assert_eq!(normalize_entity("हिन्दी"), "हिन्दी"); // virama and vowel signs are marks
         assert_eq!(normalize_entity("Ｔｏｋｙｏ"), "tokyo"); // full-width forms (NFKC)

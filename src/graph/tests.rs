@@ -569,7 +569,7 @@ fn empty_and_odd_input_never_panics() {
     assert_eq!((c.entity_nodes, c.facts, c.relation_edges, c.synonym_edges), (6, 3, 3, 0));
     let (zurich, moskva) = (g.entity_id("ZÜRICH").unwrap(), g.entity_id("москва").unwrap());
     assert_eq!(g.entity_id("Zürich"), Some(zurich));
-    assert_eq!(g.entity_id("zurich"), None); // accents are not stripped
+    assert_eq!(g.entity_id("zurich"), Some(zurich)); // accents fold (normalize_entity)
     assert_eq!(g.relation_weight(zurich, moskva), 2.0);
     assert_eq!(g.entity_id("smile"), g.entity_id("🙂 smile"));
     assert_eq!(g.entity_id(&long.to_lowercase()).map(|n| g.node_kind(n)), Some(Some(NodeKind::Entity)));

@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::cage::{Cage, CageConfig, GraphBatch, PassageGraph, Reranked};
 use crate::catrag::{
-    explain, top_entities, CatragConfig, EdgeTierer, EmbeddingSimilarityTierer, ExplainConfig, GraphMethod,
+    explain, top_entities, CatragConfig, EdgeTierer, EmbeddingSimilarityTierer, ExplainConfig, Fallback, GraphMethod,
     PassageExplanation, PathNode, QueryInput, Retrieval, Retriever,
 };
 use crate::corpus::{Corpus, Passage};
@@ -28,6 +28,7 @@ use crate::embed::{Embedder, VectorMatrix};
 use crate::error::{Error, Result};
 use crate::extract::{ExtractStats, Triple};
 use crate::graph::{Graph, GraphBuilder, GraphConfig};
+use crate::text::fold::{fold_diacritics, nfc};
 use crate::text::{Analyzer, Pipeline};
 
 pub use bm25::{Bm25, Bm25Config};
@@ -644,7 +645,21 @@ impl Index {
             && (method.cage_first_stage().is_none() || self.cage.is_some())
     }
 
+    /// Whether nothing in the corpus matches `query`: none of its index terms (after folding,
+    /// stemming and stop-word removal, [`crate::text::Analyzer`]) occurs in any passage. Every
+    /// method then returns no hit, the same way BM25 does, instead of ranking the corpus by
+    /// noise (dense cosines near zero, PPR from the least unlikely facts): a query such as
+    /// `"zzqx vvbn"` or `"???"` gets "nothing matches", not three confident passages. A query of
+    /// stop words only matches nothing too.
+    pub fn nothing_matches(&self, query: &str) -> bool {
+        let query = nfc(query);
+        self.bm25.score_all(&self.analyzer.terms(&query)).is_empty()
+    }
+
     /// The top `k` passages for `query` by `method`, best first; ties break by passage id.
+    ///
+    /// When [`Index::nothing_matches`] the query, every method returns no hit. The query is
+    /// composed to NFC first ([`crate::text::fold::nfc`]).
     ///
     /// BM25 returns fewer than `k` hits when fewer passages share a term with the query (none
     /// for a query of stop words only). Dense methods score every passage (cosine in [-1, 1]);
@@ -657,6 +672,11 @@ impl Index {
     /// [`Error::MissingGraph`] when a graph method is asked before [`Index::build_graph`]; the
     /// embedder's own error when it fails on the query.
     pub fn search(&self, query: &str, k: usize, method: Method) -> Result<Vec<Hit>> {
+        let query = &*nfc(query);
+        // (BM25 itself returns nothing then: no second scoring pass for it.)
+        if method != Method::Bm25 && self.nothing_matches(query) {
+            return Ok(Vec::new());
+        }
         if method.cage_first_stage().is_some() {
             return Ok(self.search_cage(query, k, method)?.into_iter().map(|(h, _)| h).collect());
         }
@@ -699,10 +719,60 @@ impl Index {
         })?;
         let field = self.field(method)?;
         let kg = self.graph.as_ref().ok_or(Error::MissingGraph { method: method.name().to_string() })?;
+        let query = &*nfc(query);
+        // A retrieval that walked nothing: no seed, no tiering call, no PPR.
+        let unwalked = |fallback: Option<Fallback>, warning: &str, scores: &[f32]| Retrieval {
+            method: gm,
+            ablations: Vec::new(),
+            facts: Vec::new(),
+            seeds: Vec::new(),
+            anchors: Vec::new(),
+            overlay: Vec::new(),
+            tierer: None,
+            tier_failures: 0,
+            ppr: None,
+            floored: false,
+            fallback,
+            warnings: vec![warning.to_string()],
+            passage_scores: kg
+                .graph
+                .passage_nodes()
+                .iter()
+                .map(|&n| {
+                    let best = kg.graph.passage_indices(n).iter().filter_map(|&i| scores.get(i as usize)).fold(
+                        f64::NEG_INFINITY,
+                        |m, &x| m.max(f64::from(x)),
+                    );
+                    if best.is_finite() { best } else { 0.0 }
+                })
+                .collect(),
+            node_scores: Vec::new(),
+            teleport: Vec::new(),
+        };
+        if self.nothing_matches(query) {
+            return Ok(GraphSearch { hits: Vec::new(), retrieval: unwalked(None, NOTHING_MATCHES, &[]) });
+        }
         let q = field.embedder().embed(query)?;
         let query_is_zero = crate::embed::is_zero(&q);
         let passage_scores =
             if field.vectors().is_empty() { Vec::new() } else { field.vectors().scores(&q)? };
+        // The graph's facts and the query NER are English (rule OpenIE skips passages that do
+        // not look English): a query in another script has no seed to walk from, only noise
+        // near the top of the fact ranking. HippoRAG 2's answer to a query without seeds is
+        // the dense ranking; so it is here, said in the fallback and a warning. Accents are
+        // folded first, so "Pál Erdős" is judged English by its letters; a query without
+        // letters ("1994") is left to the graph.
+        let language = kg.pipeline.analyze("", &fold_diacritics(query)).language;
+        if language.letter_words > 0 && !language.english {
+            let hits = if query_is_zero {
+                Vec::new()
+            } else {
+                let scored = passage_scores.iter().enumerate().map(|(i, &s)| (i as u32, s)).collect();
+                top_k(scored, k, &self.corpus)
+            };
+            let retrieval = unwalked(Some(Fallback::NoSeeds), NOT_ENGLISH, &passage_scores);
+            return Ok(GraphSearch { hits, retrieval });
+        }
         let graph_q =
             if Rc::ptr_eq(field.embedder(), &kg.embedder) { q } else { kg.embedder.embed(query)? };
         let cfg = &self.config.catrag;
@@ -925,6 +995,13 @@ impl Index {
     }
 }
 
+/// The warning of a graph search whose query matches nothing ([`Index::nothing_matches`]).
+pub const NOTHING_MATCHES: &str = "nothing matches: no word of the query occurs in any passage";
+
+/// The warning of a graph search whose query does not look English ([`Index::search_graph`]).
+pub const NOT_ENGLISH: &str =
+    "the query does not look English, the language of the knowledge graph's facts: ranked by dense similarity";
+
 /// Order by score descending, then by passage id ascending (deterministic across platforms).
 fn rank_order(corpus: &Corpus) -> impl Fn(&(u32, f32), &(u32, f32)) -> Ordering + '_ {
     move |a, b| {
@@ -982,20 +1059,13 @@ mod format_tests;
 /// Duplicates and names empty after trimming are dropped.
 fn llm_mentions(query: &str, names: &[String]) -> Vec<crate::text::Mention> {
     use crate::text::{EntityKind, Mention};
-    let lower = query.to_lowercase();
-    let same_len = lower.len() == query.len();
     let mut out: Vec<Mention> = Vec::new();
     for n in names {
         let text = n.trim();
         if text.is_empty() || out.iter().any(|m| m.text.eq_ignore_ascii_case(text)) {
             continue;
         }
-        let (start, end) = match (same_len, lower.find(&text.to_lowercase())) {
-            (true, Some(i)) if query.is_char_boundary(i) && query.is_char_boundary(i + text.len()) => {
-                (i, i + text.len())
-            }
-            _ => (0, 0),
-        };
+        let (start, end) = crate::llm::parse::find_ci(query, text).unwrap_or((0, 0));
         let kind = if text.len() == 4 && text.bytes().all(|b| b.is_ascii_digit()) {
             EntityKind::Date
         } else {

@@ -1,6 +1,8 @@
 //! The wasm chat-completions client: `fetch` (from the page or its worker) through `web-sys`,
-//! with an `AbortController` for the timeout and for cancellation, and the same retries and
-//! back-off as the native client (429 / 5xx / network errors, `Retry-After` in seconds).
+//! with an `AbortController` for the timeout and for cancellation, the same retries and
+//! back-off as the native client (429 / 5xx / timeouts, `Retry-After` in seconds), and the same
+//! per-query deadline and circuit breaker ([`super::policy`]). A CORS refusal (or nothing
+//! listening) is not retried: it would fail the same way.
 //!
 //! A page can read a cross-origin `Retry-After` only when the endpoint lists it in
 //! `Access-Control-Expose-Headers`; otherwise the plain exponential back-off applies.
@@ -15,7 +17,8 @@ use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Headers, Request, RequestInit, Response};
 
-use super::{parse_completion, request_body, ChatRequest, ChatResponse, LlmConfig};
+use super::policy::Policy;
+use super::{message_of, parse_completion, request_body, ChatRequest, ChatResponse, LlmConfig};
 use crate::error::{Error, Result};
 
 /// What the user can do when `fetch` fails without a status (CORS refusal or no server).
@@ -31,6 +34,7 @@ pub struct FetchClient {
     in_flight: RefCell<Option<AbortController>>,
     requests: RefCell<u64>,
     on_request: RefCell<Option<RequestHook>>,
+    policy: Policy,
 }
 
 /// The hook called before each request: `(requests sent so far, URL)`.
@@ -78,11 +82,12 @@ impl FetchClient {
     pub fn new(config: LlmConfig) -> Result<Self> {
         config.validate()?;
         Ok(FetchClient {
-            config,
             cancelled: RefCell::new(false),
             in_flight: RefCell::new(None),
             requests: RefCell::new(0),
             on_request: RefCell::new(None),
+            policy: Policy::new(&config),
+            config,
         })
     }
 
@@ -113,6 +118,17 @@ impl FetchClient {
         *self.cancelled.borrow()
     }
 
+    /// Start (or continue) the calls of `query` (its deadline, [`LlmConfig::query_deadline_ms`]);
+    /// `None` for calls outside a query (a connection test, an answer).
+    pub fn begin_query(&self, query: Option<&str>) {
+        self.policy.begin(query, js_sys::Date::now());
+    }
+
+    /// Whether the circuit breaker is open now (calls fail at once).
+    pub fn breaker_open(&self) -> bool {
+        self.policy.is_open(js_sys::Date::now())
+    }
+
     /// Cancel: the request in flight is aborted and no other is sent.
     pub fn cancel(&self) {
         *self.cancelled.borrow_mut() = true;
@@ -121,7 +137,7 @@ impl FetchClient {
         }
     }
 
-    async fn attempt(&self, body: &str) -> Attempt {
+    async fn attempt(&self, body: &str, timeout_ms: u64) -> Attempt {
         let controller = match AbortController::new() {
             Ok(c) => c,
             Err(e) => return Attempt::Fatal(js_err(&e)),
@@ -148,7 +164,7 @@ impl FetchClient {
             let c = controller.clone();
             wasm_bindgen::closure::Closure::once_into_js(move || c.abort())
         };
-        let timer = abort.dyn_ref::<Function>().and_then(|f| set_timeout(f, self.config.timeout_ms));
+        let timer = abort.dyn_ref::<Function>().and_then(|f| set_timeout(f, timeout_ms));
         *self.in_flight.borrow_mut() = Some(controller.clone());
         *self.requests.borrow_mut() += 1;
         let n = *self.requests.borrow();
@@ -158,7 +174,7 @@ impl FetchClient {
         let g = js_sys::global();
         let fetch: Option<Function> = Reflect::get(&g, &"fetch".into()).ok().and_then(|f| f.dyn_into().ok());
         let result = match fetch.map(|f| f.call1(&g, &request)) {
-            Some(Ok(p)) => self.read(JsFuture::from(Promise::from(p)).await, &controller, &url).await,
+            Some(Ok(p)) => self.read(JsFuture::from(Promise::from(p)).await, &controller, &url, timeout_ms).await,
             _ => Attempt::Fatal("fetch is not available here".into()),
         };
         if let Some(t) = timer {
@@ -173,6 +189,7 @@ impl FetchClient {
         sent: std::result::Result<JsValue, JsValue>,
         controller: &AbortController,
         url: &str,
+        timeout_ms: u64,
     ) -> Attempt {
         let aborted = || controller.signal().aborted();
         let resp: Response = match sent.and_then(|r| r.dyn_into::<Response>()) {
@@ -182,12 +199,10 @@ impl FetchClient {
                     return Attempt::Fatal("cancelled".into());
                 }
                 if aborted() {
-                    return Attempt::Retry(
-                        format!("no answer from {url} within {} ms", self.config.timeout_ms),
-                        None,
-                    );
+                    return Attempt::Retry(format!("no answer from {url} within {timeout_ms} ms"), None);
                 }
-                return Attempt::Retry(format!("{url}: {} ({CORS_HELP})", js_err(&e)), None);
+                // A CORS refusal or nothing listening: another try fails the same way.
+                return Attempt::Fatal(format!("{url}: {} ({CORS_HELP})", js_err(&e)));
             }
         };
         let status = resp.status();
@@ -204,10 +219,7 @@ impl FetchClient {
                     return Attempt::Fatal("cancelled".into());
                 }
                 if aborted() {
-                    return Attempt::Retry(
-                        format!("the answer from {url} took longer than {} ms", self.config.timeout_ms),
-                        None,
-                    );
+                    return Attempt::Retry(format!("the answer from {url} took longer than {timeout_ms} ms"), None);
                 }
                 return Attempt::Retry(format!("reading the answer failed: {}", js_err(&e)), None);
             }
@@ -223,7 +235,7 @@ impl FetchClient {
         }
         match parse_completion(&text) {
             Ok(r) => Attempt::Done(r),
-            Err(e) => Attempt::Fatal(e.to_string()),
+            Err(e) => Attempt::Fatal(message_of(e)),
         }
     }
 
@@ -235,25 +247,47 @@ impl FetchClient {
     /// not a chat completion), or when cancelled.
     pub async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse> {
         let body = request_body(&self.config, request).to_string();
+        let now = js_sys::Date::now;
+        let permit = self.policy.permit(self.config.timeout_ms, now())?;
+        let end = now() + permit.budget_ms as f64;
         let mut last = String::new();
+        let mut tries = 0;
         for attempt in 0..=self.config.retries {
             if *self.cancelled.borrow() {
                 return Err(Error::Llm("cancelled".into()));
             }
-            match self.attempt(&body).await {
+            let left = (end - now()).floor();
+            if left < 1.0 {
+                break;
+            }
+            tries += 1;
+            match self.attempt(&body, (left as u64).min(self.config.timeout_ms)).await {
                 Attempt::Done(mut r) => {
+                    self.policy.record(true, now());
                     r.attempts = attempt + 1;
                     return Ok(r);
                 }
-                Attempt::Fatal(m) => return Err(Error::Llm(m)),
+                Attempt::Fatal(m) => {
+                    // A cancellation says nothing about the endpoint.
+                    if m != "cancelled" {
+                        self.policy.record(false, now());
+                    }
+                    return Err(Error::Llm(m));
+                }
                 Attempt::Retry(m, retry_after) => {
                     last = m;
                     if attempt < self.config.retries {
-                        sleep(self.config.backoff(attempt, retry_after)).await;
+                        let wait = self.config.backoff(attempt, retry_after);
+                        if now() + wait as f64 + 1.0 >= end {
+                            break;
+                        }
+                        sleep(wait).await;
                     }
                 }
             }
         }
-        Err(Error::Llm(format!("{last} (after {} attempts)", self.config.retries + 1)))
+        self.policy.record(false, now());
+        let plural = if tries == 1 { "" } else { "s" };
+        Err(Error::Llm(format!("{last} (after {tries} attempt{plural})")))
     }
 }

@@ -15,6 +15,7 @@
 pub mod openie;
 pub mod parse;
 pub mod plan;
+pub mod policy;
 pub mod prompts;
 pub mod tierer;
 
@@ -36,8 +37,10 @@ use crate::error::{Error, Result};
 
 /// How to reach the endpoint and how hard to try. Defaults: temperature 0, max_tokens 256,
 /// timeout 60 s, 3 retries with exponential back-off from 500 ms (capped at 8 s; a server's
-/// `Retry-After` in seconds is honoured up to that cap), concurrency 2, per-query call budget 75
-/// (CatRAG's bound on LLM calls per query).
+/// `Retry-After` in seconds is honoured up to that cap) on 429, 5xx, timeouts and connection
+/// failures (never on other 4xx refusals or, in the page, CORS refusals), concurrency 2,
+/// per-query call budget 75 (CatRAG's bound on LLM calls per query), per-query deadline 5 s,
+/// circuit breaker after 3 failed calls in a row for 30 s ([`policy`]).
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LlmConfig {
@@ -67,6 +70,16 @@ pub struct LlmConfig {
     pub concurrency: usize,
     /// LLM calls allowed per query (tiers and summaries together). Default 75.
     pub call_budget: usize,
+    /// Wall-clock milliseconds all the endpoint's calls for one query (tier prompts, summaries,
+    /// query NER) may take together; past it the query's remaining calls fail at once and its
+    /// edges fall back to Weak ([`policy::Policy`]). Does not apply to indexing-time OpenIE or
+    /// to generated answers (their requests have [`LlmConfig::timeout_ms`]). Default 5000.
+    pub query_deadline_ms: u64,
+    /// Calls failing in a row (after their retries) that open the circuit breaker. Default 3.
+    pub breaker_failures: u32,
+    /// How long an open breaker refuses calls at once, milliseconds; then one call is tried.
+    /// Default 30 000.
+    pub breaker_cooldown_ms: u64,
 }
 
 impl std::fmt::Debug for LlmConfig {
@@ -81,6 +94,9 @@ impl std::fmt::Debug for LlmConfig {
             .field("retries", &self.retries)
             .field("concurrency", &self.concurrency)
             .field("call_budget", &self.call_budget)
+            .field("query_deadline_ms", &self.query_deadline_ms)
+            .field("breaker_failures", &self.breaker_failures)
+            .field("breaker_cooldown_ms", &self.breaker_cooldown_ms)
             .finish()
     }
 }
@@ -99,6 +115,9 @@ impl Default for LlmConfig {
             max_backoff_ms: 8_000,
             concurrency: 2,
             call_budget: 75,
+            query_deadline_ms: 5_000,
+            breaker_failures: 3,
+            breaker_cooldown_ms: 30_000,
         }
     }
 }
@@ -113,8 +132,8 @@ impl LlmConfig {
     ///
     /// # Errors
     /// [`Error::Config`] for a base URL that is not `http://` or `https://`, an empty model, a
-    /// temperature outside [0, 2], `max_tokens`, `timeout_ms`, `concurrency` or `call_budget`
-    /// of 0.
+    /// temperature outside [0, 2], `max_tokens`, `timeout_ms`, `concurrency`, `call_budget`,
+    /// `query_deadline_ms` or `breaker_failures` of 0.
     pub fn validate(&self) -> Result<()> {
         let u = self.base_url.trim();
         if !(u.starts_with("http://") || u.starts_with("https://")) || u.len() <= "https://".len() {
@@ -137,6 +156,8 @@ impl LlmConfig {
             ("timeout_ms", self.timeout_ms),
             ("concurrency", self.concurrency as u64),
             ("call_budget", self.call_budget as u64),
+            ("query_deadline_ms", self.query_deadline_ms),
+            ("breaker_failures", self.breaker_failures as u64),
         ] {
             if v == 0 {
                 return Err(Error::Config(format!("llm.{name} must be at least 1")));
@@ -216,6 +237,21 @@ pub trait LlmClient: Send + Sync {
     /// [`Error::Llm`] after the last failed attempt (HTTP status, timeout, connection, a body
     /// that is not a chat completion), or at once when cancelled.
     fn chat(&self, request: &ChatRequest) -> Result<ChatResponse>;
+
+    /// Say which query the next calls serve: `Some(query)` starts that query's deadline
+    /// ([`LlmConfig::query_deadline_ms`]) unless it is already the current one; `None` for calls
+    /// outside a query (indexing, answers). Default: nothing (a client without a policy).
+    fn begin_query(&self, query: Option<&str>) {
+        let _ = query;
+    }
+}
+
+/// The message of an error for wrapping in [`Error::Llm`] again without repeating its prefix.
+pub(crate) fn message_of(e: Error) -> String {
+    match e {
+        Error::Llm(m) => m,
+        other => other.to_string(),
+    }
 }
 
 /// The JSON body of `request` under `config` (shared by every transport).

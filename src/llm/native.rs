@@ -1,12 +1,14 @@
 //! The native (CLI, tests) chat-completions client: blocking HTTP through `ureq`, with timeouts,
 //! retries with exponential back-off on 429 / 5xx / timeouts / connection failures (honouring
-//! `Retry-After` in seconds), and cancellation.
+//! `Retry-After` in seconds; other 4xx are not retried), the per-query deadline and circuit
+//! breaker of [`super::policy`], and cancellation.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{parse_completion, request_body, ChatRequest, ChatResponse, LlmClient, LlmConfig};
+use super::policy::Policy;
+use super::{message_of, parse_completion, request_body, ChatRequest, ChatResponse, LlmClient, LlmConfig};
 use crate::error::{Error, Result};
 
 /// A blocking OpenAI-compatible client (native targets only; the page uses `fetch`).
@@ -18,6 +20,9 @@ pub struct HttpClient {
     agent: ureq::Agent,
     cancelled: Arc<AtomicBool>,
     requests: Arc<AtomicU64>,
+    policy: Arc<Policy>,
+    /// The origin of the policy's clock.
+    epoch: Instant,
 }
 
 impl std::fmt::Debug for HttpClient {
@@ -46,10 +51,12 @@ impl HttpClient {
             .max_idle_connections_per_host(config.concurrency.max(1))
             .build();
         Ok(HttpClient {
+            policy: Arc::new(Policy::new(&config)),
             config,
             agent,
             cancelled: Arc::new(AtomicBool::new(false)),
             requests: Arc::new(AtomicU64::new(0)),
+            epoch: Instant::now(),
         })
     }
 
@@ -64,8 +71,22 @@ impl HttpClient {
         self.requests.load(Ordering::SeqCst)
     }
 
-    fn attempt(&self, body: &str) -> Attempt {
-        let mut req = self.agent.post(&self.config.completions_url()).set("Content-Type", "application/json");
+    /// (calls refused at once because of the deadline or the open breaker, times the breaker
+    /// opened), by this client and its clones.
+    pub fn policy_counters(&self) -> (u64, u64) {
+        self.policy.counters()
+    }
+
+    fn now(&self) -> f64 {
+        self.epoch.elapsed().as_secs_f64() * 1e3
+    }
+
+    fn attempt(&self, body: &str, timeout_ms: u64) -> Attempt {
+        let mut req = self
+            .agent
+            .post(&self.config.completions_url())
+            .timeout(Duration::from_millis(timeout_ms))
+            .set("Content-Type", "application/json");
         if let Some(k) = &self.config.api_key {
             req = req.set("Authorization", &format!("Bearer {k}"));
         }
@@ -74,7 +95,7 @@ impl HttpClient {
             Ok(resp) => match resp.into_string() {
                 Ok(text) => match parse_completion(&text) {
                     Ok(r) => Attempt::Done(r),
-                    Err(e) => Attempt::Fatal(e.to_string()),
+                    Err(e) => Attempt::Fatal(message_of(e)),
                 },
                 Err(e) => Attempt::Retry(format!("reading the answer failed: {e}"), None),
             },
@@ -112,27 +133,55 @@ impl LlmClient for HttpClient {
         &self.config
     }
 
+    fn begin_query(&self, query: Option<&str>) {
+        self.policy.begin(query, self.now());
+    }
+
     fn chat(&self, request: &ChatRequest) -> Result<ChatResponse> {
         let body = request_body(&self.config, request).to_string();
+        let permit = self.policy.permit(self.config.timeout_ms, self.now())?;
+        let end = self.now() + permit.budget_ms as f64;
         let mut last = String::new();
+        let mut tries = 0;
         for attempt in 0..=self.config.retries {
             if self.cancelled.load(Ordering::SeqCst) {
                 return Err(Error::Llm("cancelled".into()));
             }
-            match self.attempt(&body) {
+            let left = (end - self.now()).floor();
+            if left < 1.0 {
+                break;
+            }
+            tries += 1;
+            match self.attempt(&body, (left as u64).min(self.config.timeout_ms)) {
                 Attempt::Done(mut r) => {
+                    self.policy.record(true, self.now());
                     r.attempts = attempt + 1;
                     return Ok(r);
                 }
-                Attempt::Fatal(m) => return Err(Error::Llm(m)),
+                Attempt::Fatal(m) => {
+                    self.policy.record(false, self.now());
+                    return Err(Error::Llm(m));
+                }
                 Attempt::Retry(m, retry_after) => {
                     last = m;
                     if attempt < self.config.retries {
-                        self.sleep(self.config.backoff(attempt, retry_after))?;
+                        let wait = self.config.backoff(attempt, retry_after);
+                        // No retry that could not start before the deadline.
+                        if self.now() + wait as f64 + 1.0 >= end {
+                            break;
+                        }
+                        self.sleep(wait)?;
                     }
                 }
             }
         }
-        Err(Error::Llm(format!("{last} (after {} attempts)", self.config.retries + 1)))
+        self.policy.record(false, self.now());
+        let plural = if tries == 1 { "" } else { "s" };
+        let within = if permit.budget_ms < self.config.timeout_ms {
+            format!(", within the query's {} ms left", permit.budget_ms)
+        } else {
+            String::new()
+        };
+        Err(Error::Llm(format!("{last} (after {tries} attempt{plural}{within})")))
     }
 }

@@ -59,11 +59,10 @@ fn head(s: &str) -> String {
 /// when it does not occur (LLM triples carry no source sentence).
 fn sentence_span(text: &str, needle: &str) -> (u32, u32) {
     let whole = (0, text.len() as u32);
-    let lower = text.to_lowercase();
-    if needle.trim().is_empty() || lower.len() != text.len() {
+    if needle.trim().is_empty() {
         return whole;
     }
-    let Some(at) = lower.find(&needle.trim().to_lowercase()) else { return whole };
+    let Some((at, _)) = parse::find_ci(text, needle.trim()) else { return whole };
     let b = text.as_bytes();
     let ends = |i: usize| matches!(b[i], b'.' | b'!' | b'?') && b.get(i + 1).map_or(true, |c| c.is_ascii_whitespace());
     let mut start = 0;
@@ -109,6 +108,8 @@ impl LlmOpenIe {
     /// rule-based triples) when the call fails or the answer holds no triple (counted).
     pub fn extract(&self, passage: u32, title: &str, text: &str, rule: &[Triple]) -> Vec<Triple> {
         let t = Instant::now();
+        // Indexing: no query deadline, only the request timeout (and the breaker).
+        self.client.begin_query(None);
         let answer = self.client.chat(&prompts::openie_prompt(title, text));
         let mut s = self.stats.lock().unwrap_or_else(|p| p.into_inner());
         s.calls += 1;
@@ -171,6 +172,7 @@ impl EntityRecognizer for LlmNer {
 
     fn entities(&self, query: &str) -> Result<Vec<String>> {
         let t = Instant::now();
+        self.client.begin_query(Some(query));
         let answer = self.client.chat(&prompts::ner_prompt(query));
         let mut s = self.stats.lock().unwrap_or_else(|p| p.into_inner());
         s.calls += 1;

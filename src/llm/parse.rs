@@ -7,9 +7,75 @@
 //! the task parsers then read what they can and drop what they cannot, never panicking. The
 //! test cases include answers collected from the real SmolLM2-135M server (`tools/llm_server.py`).
 
+use std::borrow::Cow;
+
 use serde_json::Value;
 
 use crate::catrag::Tier;
+
+/// The answer without the reasoning of a "thinking" model: every `<think>…</think>` block
+/// (Qwen3, DeepSeek-R1 and other reasoning models served by llama.cpp, Ollama or vLLM; also
+/// `<thinking>` and `<reasoning>`) is removed, case-insensitively, and an unterminated block
+/// (cut at `max_tokens`) removes everything after its opening tag. A stray closing tag without
+/// an opening one (servers that strip only the opening tag) removes everything before it. Every
+/// parser of this module calls it first. Never panics.
+pub fn strip_think(text: &str) -> Cow<'_, str> {
+    const TAGS: [(&str, &str); 3] =
+        [("<think>", "</think>"), ("<thinking>", "</thinking>"), ("<reasoning>", "</reasoning>")];
+    if !text.contains('<') {
+        return Cow::Borrowed(text);
+    }
+    let mut s: Cow<'_, str> = Cow::Borrowed(text);
+    for (open, close) in TAGS {
+        // A closing tag before any opening one: the opening tag was eaten by the server.
+        if let Some((c0, c1)) = find_ci(&s, close) {
+            if find_ci(&s[..c0], open).is_none() {
+                s = Cow::Owned(s[c1..].to_string());
+            }
+        }
+        while let Some((o0, o1)) = find_ci(&s, open) {
+            let rest = match find_ci(&s[o1..], close) {
+                Some((_, c1)) => s[o1 + c1..].to_string(),
+                None => String::new(),
+            };
+            s = Cow::Owned(format!("{}{}", &s[..o0], rest));
+        }
+    }
+    s
+}
+
+/// The byte range in `haystack` of the first case-insensitive (Unicode simple lower-casing)
+/// occurrence of `needle`, or `None`. The range is in `haystack`'s own bytes, always on
+/// character boundaries, even where lower-casing changes a character's length (`İ`, `ẞ`): a
+/// copy made with `to_lowercase` would give offsets into the copy.
+pub fn find_ci(haystack: &str, needle: &str) -> Option<(usize, usize)> {
+    find_ci_all(haystack, needle).next()
+}
+
+/// The byte range of the last case-insensitive occurrence of `needle` in `haystack` (see
+/// [`find_ci`]).
+pub fn rfind_ci(haystack: &str, needle: &str) -> Option<(usize, usize)> {
+    find_ci_all(haystack, needle).last()
+}
+
+fn find_ci_all<'a>(haystack: &'a str, needle: &str) -> impl Iterator<Item = (usize, usize)> + 'a {
+    let lower = |c: char| c.to_lowercase().next().unwrap_or(c);
+    let pat: Vec<char> = needle.chars().map(lower).collect();
+    let chars: Vec<(usize, char)> = haystack.char_indices().map(|(i, c)| (i, lower(c))).collect();
+    let len = haystack.len();
+    let n = pat.len();
+    (0..chars.len()).filter_map(move |i| {
+        if n == 0 || i + n > chars.len() {
+            return None;
+        }
+        if chars[i..i + n].iter().map(|&(_, c)| c).eq(pat.iter().copied()) {
+            let end = chars.get(i + n).map_or(len, |&(j, _)| j);
+            Some((chars[i].0, end))
+        } else {
+            None
+        }
+    })
+}
 
 /// Strip Markdown code fences (```json … ```), keeping what is inside the first fenced block, or
 /// the text itself when there is none; an unclosed fence (truncated answer) keeps the rest.
@@ -142,13 +208,15 @@ fn edge_index(id: &str, n: usize) -> Option<usize> {
     (1..=n).contains(&k).then(|| k - 1)
 }
 
-/// Read one tier per edge id `e1` … `en` from a tiering answer.
+/// Read one tier per edge id `e1` … `en` from a tiering answer (after [`strip_think`]).
 ///
 /// Strict about ids, tolerant about the wrapping: accepts `{"e1": "high", …}`, `[{"id": "e1",
 /// "tier": "high"}, …]`, the same inside code fences or prose, truncated JSON, and plain lines
 /// `e1: high`. An id that is missing, out of range, or given two different tiers is `None` (the
 /// caller makes it Weak and logs it). Never panics.
 pub fn parse_tiers(text: &str, n: usize) -> Vec<Option<Tier>> {
+    let text = strip_think(text);
+    let text = text.as_ref();
     let mut out: Vec<Option<Option<Tier>>> = vec![None; n]; // None: not seen; Some(None): conflict
     let mut put = |i: usize, t: Tier| {
         out[i] = match out[i] {
@@ -263,6 +331,8 @@ fn collect_triples(v: &Value, out: &mut Vec<LlmTriple>, depth: usize) {
 /// cut are kept). Items that are not three non-empty scalars are dropped. Duplicates are removed,
 /// order kept.
 pub fn parse_triples(text: &str) -> Vec<LlmTriple> {
+    let text = strip_think(text);
+    let text = text.as_ref();
     let mut out = Vec::new();
     if let Some(v) = extract_json(text) {
         collect_triples(&v, &mut out, 0);
@@ -286,6 +356,8 @@ pub fn parse_entities(text: &str) -> Vec<String> {
             _ => {}
         }
     }
+    let text = strip_think(text);
+    let text = text.as_ref();
     let mut raw = Vec::new();
     match extract_json(text) {
         Some(v) => strings(&v, &mut raw),
@@ -315,17 +387,19 @@ pub fn parse_entities(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// The short answer in a generated reply: after the last `Answer:` marker if there is one (else
+/// The short answer in a generated reply (after [`strip_think`]): after the last `Answer:` marker if there is one (else
 /// the whole reply), its first non-empty line, with quotes, a trailing full stop and Markdown
 /// emphasis removed; a JSON `{"answer": …}` is read too. Empty when nothing is left.
 pub fn parse_answer(text: &str) -> String {
+    let text = strip_think(text);
+    let text = text.as_ref();
     if let Some(Value::Object(o)) = extract_json(text) {
         if let Some(a) = o.get("answer").and_then(scalar) {
             return a;
         }
     }
-    let lower = text.to_lowercase();
-    let start = lower.rfind("answer:").map_or(0, |i| i + "answer:".len());
+    // The marker's range in `text` itself (a lower-cased copy can be longer or shorter).
+    let start = rfind_ci(text, "answer:").map_or(0, |(_, end)| end);
     let rest = &text[start..];
     let line = rest.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
     line.trim_matches(|c: char| matches!(c, '*' | '"' | '\'' | '`' | '.' | ' ')).to_string()
@@ -456,5 +530,38 @@ mod tests {
         assert_eq!(parse_answer("```json\n{\"answer\": \"1994\"}\n```"), "1994");
         assert_eq!(parse_answer("\n  yes\nbecause"), "yes");
         assert_eq!(parse_answer(""), "");
+    }
+
+    #[test]
+    fn answers_where_lower_casing_changes_byte_lengths() {
+        // 'İ' (2 bytes) lower-cases to "i̇" (3 bytes): offsets of a lower-cased copy are wrong.
+        assert_eq!(parse_answer("İ answer:é"), "é");
+        assert_eq!(parse_answer("İİİ answer: 703"), "703");
+        // 'ẞ' (3 bytes) lower-cases to 'ß' (2 bytes): the copy is shorter.
+        assert_eq!(parse_answer("ẞẞ Answer: Zürich"), "Zürich");
+        assert_eq!(find_ci("İİ ANSWER: x", "answer:"), Some((5, 12)));
+        assert_eq!(rfind_ci("a A a", "a"), Some((4, 5)));
+        assert_eq!(find_ci("abc", ""), None);
+        assert_eq!(find_ci("ab", "abc"), None);
+    }
+
+    #[test]
+    fn think_blocks_are_stripped_before_every_parser() {
+        let tiers = "<think>e1: irrelevant\ne2: irrelevant</think>\n{\"e1\": \"high\", \"e2\": \"direct\"}";
+        assert_eq!(parse_tiers(tiers, 2), vec![Some(High), Some(Direct)]);
+        assert_eq!(parse_answer("<think>Answer: WRONG</think>\nAnswer: 703"), "703");
+        assert_eq!(parse_answer("<THINK>\nmaybe 12\n</THINK>703"), "703");
+        // A server that strips the opening tag: the closing one still ends the reasoning.
+        assert_eq!(parse_answer("Answer: WRONG\n</think>\n\nAnswer: 703"), "703");
+        // Unterminated (cut at max_tokens): nothing in it is an answer.
+        assert_eq!(parse_answer("<think>Answer: WRONG, let me check"), "");
+        assert_eq!(parse_tiers("<think>e1: high", 1), vec![None]);
+        assert_eq!(
+            parse_triples("<think>[[\"A\", \"b\", \"C\"]]</think>[[\"X\", \"y\", \"Z\"]]"),
+            vec![["X".to_string(), "y".into(), "Z".into()]]
+        );
+        assert_eq!(parse_entities("<think>[\"Draft\"]</think>[\"Paris\"]"), vec!["Paris"]);
+        assert_eq!(strip_think("<think>a</think>b<think>c</think>d"), "bd");
+        assert_eq!(strip_think("no tags"), "no tags");
     }
 }

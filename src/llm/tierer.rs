@@ -173,6 +173,8 @@ impl EdgeTierer for LlmTierer {
 
     fn tier(&self, req: &TierRequest<'_>) -> Result<Vec<Tier>> {
         let started = Instant::now();
+        // The query's deadline starts at its first call (NER or tiers) and bounds them all.
+        self.client.begin_query(Some(req.query));
         {
             let mut s = self.lock();
             if s.query.as_deref() != Some(req.query) {

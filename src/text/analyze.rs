@@ -4,7 +4,12 @@
 //! `EnglishAnalyzer` and Anserini's defaults):
 //! 1. word segmentation by Unicode's word-boundary rules (UAX #29, `unicode-segmentation`), so
 //!    any script is split into words and nothing is dropped for being non-English;
-//! 2. Unicode lower-casing, and the typographic apostrophe (U+2019) folded to `'`;
+//!    Han, Hiragana and Katakana, written without spaces, come out of UAX #29 one character
+//!    at a time; a run of two or more such characters is indexed as its overlapping character
+//!    bigrams ("长城墙" → "长城", "城墙"; Lucene's `CJKBigramFilter`), a lone one as itself;
+//! 2. Unicode lower-casing, accent folding ([`super::fold::fold_diacritics`]: "Erdős" and
+//!    "Erdos" are one term, so are NFC and NFD spellings), and the typographic apostrophe
+//!    (U+2019) folded to `'`;
 //! 3. removal of English stop words (NLTK's list of 179 words, via the `stop-words` crate);
 //! 4. Snowball English (Porter2) stemming (`rust-stemmers`).
 //!
@@ -16,6 +21,8 @@ use std::sync::OnceLock;
 
 use rust_stemmers::{Algorithm, Stemmer};
 use unicode_segmentation::UnicodeSegmentation;
+
+use super::fold::{fold_diacritics, is_cjk_char};
 
 /// Words longer than this many bytes are not indexed (they are almost always garbage such as
 /// base64 blobs or URLs and would only bloat the vocabulary).
@@ -88,16 +95,18 @@ impl Analyzer {
 
     /// Call `f(term, start, end)` for each token of `text`, without allocating a `Token` each.
     pub fn for_each_token(&self, text: &str, mut f: impl FnMut(&str, usize, usize)) {
-        for (start, word) in text.unicode_word_indices() {
+        for (start, word) in word_indices(text) {
             if let Some(term) = self.term_of(word) {
                 f(&term, start, start + word.len());
             }
         }
     }
 
-    /// The words of `text` as UAX #29 finds them, unanalysed (what [`Analyzer::term_of`] takes).
+    /// The words of `text` as UAX #29 finds them, with runs of CJK characters as their
+    /// overlapping bigrams (module docs), unanalysed (what [`Analyzer::term_of`] takes). Each
+    /// is a slice of `text`.
     pub fn words<'a>(&self, text: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        text.unicode_words()
+        word_indices(text).map(|(_, w)| w)
     }
 
     /// The index term of one word, or `None` for a stop word, a word over [`MAX_TERM_BYTES`] or
@@ -106,10 +115,14 @@ impl Analyzer {
         if word.len() > MAX_TERM_BYTES {
             return None;
         }
-        let lower: Cow<str> = if word.chars().all(|c| !c.is_uppercase()) && !word.contains('\u{2019}') {
+        let lower: Cow<str> = if word.is_ascii() && !word.bytes().any(|b| b.is_ascii_uppercase()) {
             Cow::Borrowed(word)
+        } else if word.is_ascii() {
+            Cow::Owned(word.to_ascii_lowercase())
         } else {
-            Cow::Owned(word.to_lowercase().replace('\u{2019}', "'"))
+            // Lower-case first: 'İ' lower-cases to "i" + U+0307, which folding then removes.
+            let lower = word.to_lowercase().replace('\u{2019}', "'");
+            Cow::Owned(fold_diacritics(&lower).into_owned())
         };
         if self.stop_words.contains(lower.as_ref()) {
             return None;
@@ -117,6 +130,55 @@ impl Analyzer {
         let stem = self.stemmer.stem(&lower);
         (!stem.is_empty()).then(|| stem.into_owned())
     }
+}
+
+/// The single-character UAX #29 word at `start` if it is a CJK character.
+fn cjk_at(text: &str, start: usize, word: &str) -> bool {
+    let mut cs = word.chars();
+    matches!((cs.next(), cs.next()), (Some(c), None) if is_cjk_char(c)) && text.is_char_boundary(start)
+}
+
+/// UAX #29 words of `text` with their byte offsets, runs of adjacent single CJK characters
+/// replaced by their overlapping bigrams (a lone CJK character stays a unigram).
+fn word_indices(text: &str) -> impl Iterator<Item = (usize, &str)> + '_ {
+    let mut words = text.unicode_word_indices();
+    // The previous CJK character of the current run: (start, end), and whether it was emitted
+    // as part of a bigram.
+    let mut run: Option<(usize, usize, bool)> = None;
+    let mut pending: std::collections::VecDeque<(usize, &str)> = std::collections::VecDeque::new();
+    std::iter::from_fn(move || loop {
+        if let Some(x) = pending.pop_front() {
+            return Some(x);
+        }
+        let Some((start, word)) = words.next() else {
+            // A lone CJK character at the end of the text.
+            if let Some((s, e, false)) = run.take() {
+                return Some((s, &text[s..e]));
+            }
+            return None;
+        };
+        if cjk_at(text, start, word) {
+            let end = start + word.len();
+            match run {
+                Some((s, e, _)) if e == start => {
+                    run = Some((start, end, true));
+                    return Some((s, &text[s..end]));
+                }
+                Some((s, e, false)) => {
+                    run = Some((start, end, false));
+                    return Some((s, &text[s..e]));
+                }
+                _ => run = Some((start, end, false)),
+            }
+            continue;
+        }
+        if let Some((s, e, false)) = run.take() {
+            pending.push_back((start, word));
+            return Some((s, &text[s..e]));
+        }
+        run = None;
+        return Some((start, word));
+    })
 }
 
 #[cfg(test)]
@@ -146,8 +208,9 @@ mod tests {
     #[test]
     fn non_english_text_is_kept() {
         let a = Analyzer::english();
-        // Han characters are one word each under UAX #29; Cyrillic words pass through lower-cased.
-        assert_eq!(a.terms("東京 Москва"), vec!["東", "京", "москва"]);
+        // Han characters are one word each under UAX #29 and are indexed as bigrams; Cyrillic
+        // words pass through lower-cased.
+        assert_eq!(a.terms("東京 Москва"), vec!["東京", "москва"]);
         assert!(a.terms("").is_empty());
         assert!(a.terms(" ,.;!? ").is_empty());
     }
@@ -169,5 +232,30 @@ mod apostrophe_tests {
         let a = Analyzer::english();
         assert_eq!(a.terms("Obama’s"), a.terms("Obama's"));
         assert_eq!(a.terms("Obama's"), vec!["obama"]);
+    }
+
+    #[test]
+    fn accents_fold_and_nfd_equals_nfc() {
+        let a = Analyzer::english();
+        assert_eq!(a.terms("Pál Erdős"), a.terms("Pal Erdos"));
+        assert_eq!(a.terms("Zürich Café"), vec!["zurich", "cafe"]);
+        assert_eq!(a.terms("Cafe\u{301}"), a.terms("Café"));
+        assert_eq!(a.terms("İstanbul"), vec!["istanbul"]);
+        assert_eq!(a.terms("Ἀθῆναι"), a.terms("Αθηναι"));
+        // Offsets still point at the original (accented, decomposed) words.
+        let text = "Pa\u{301}l Erdo\u{30B}s";
+        let words: Vec<&str> = a.tokens(text).iter().map(|t| &text[t.start..t.end]).collect();
+        assert_eq!(words, vec!["Pa\u{301}l", "Erdo\u{30B}s"]);
+    }
+
+    #[test]
+    fn cjk_runs_become_bigrams_with_offsets() {
+        let a = Analyzer::english();
+        let text = "长城墙 is 中, and の日本";
+        let toks = a.tokens(text);
+        let got: Vec<(&str, &str)> = toks.iter().map(|t| (t.term.as_str(), &text[t.start..t.end])).collect();
+        assert_eq!(got, vec![("长城", "长城"), ("城墙", "城墙"), ("中", "中"), ("の日", "の日"), ("日本", "日本")]);
+        assert_eq!(a.terms("长城"), vec!["长城"]);
+        assert_eq!(a.terms("长 城"), vec!["长", "城"], "not adjacent: two unigrams");
     }
 }

@@ -50,6 +50,7 @@ pub mod analyze;
 pub mod chunk;
 mod conventions;
 pub mod coref;
+pub mod fold;
 pub mod lemma;
 pub mod ner;
 pub mod sentence;
