@@ -27,7 +27,7 @@ const TS_TYPES: &'static str = r#"
 /** Engine configuration; every field is optional and defaults to METHOD.md's values. */
 export interface EngineConfig {
   /** BM25 and its query side: typo tolerance (on by default) and prefix completion settings. */
-  bm25?: { k1?: number; b?: number; typos?: boolean; typo_known_terms?: boolean;
+  bm25?: { k1?: number; b?: number; typos?: boolean; typo_known_terms?: boolean; typo_first_char?: boolean;
     typo_one_chars?: number; typo_two_chars?: number; typo_weight?: number; typo_max_terms?: number;
     prefix_weight?: number; prefix_max_terms?: number; prefix_min_chars?: number };
 }

@@ -96,11 +96,25 @@ mod cli {
         /// Exact terms only: no typo tolerance in BM25 or in the graph methods' anchoring.
         #[arg(long)]
         no_typos: bool,
+        /// Typo tolerance only for query terms that are not in the vocabulary (a real word is
+        /// taken as meant).
+        #[arg(long)]
+        typos_unknown_only: bool,
+        /// Typo tolerance also on a word's first letter (slower: every term is a candidate).
+        #[arg(long)]
+        typos_first_char: bool,
     }
 
     impl Bm25Args {
         fn config(&self) -> IndexConfig {
-            let bm25 = Bm25Config { k1: self.k1, b: self.b, typos: !self.no_typos, ..Bm25Config::default() };
+            let bm25 = Bm25Config {
+                k1: self.k1,
+                b: self.b,
+                typos: !self.no_typos,
+                typo_known_terms: !self.typos_unknown_only,
+                typo_first_char: self.typos_first_char,
+                ..Bm25Config::default()
+            };
             IndexConfig { bm25, ..IndexConfig::default() }
         }
     }

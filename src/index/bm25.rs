@@ -52,6 +52,10 @@ pub struct Bm25Config {
     /// unintended word such as "pert" for "Peart"). Default true (docs/method/ux.md: the
     /// misspelt-entity hit rate needs it and dev recall does not drop).
     pub typo_known_terms: bool,
+    /// Allow an edit on a term's first character too. Default false: near spellings must
+    /// begin with the query term's first letter (few misspellings change it, and the lookup
+    /// then walks one letter's terms only; docs/method/ux.md has the latency either way).
+    pub typo_first_char: bool,
     /// Characters a query term needs before 1 edit is allowed. Default 4.
     pub typo_one_chars: u32,
     /// Characters a query term needs before 2 edits are allowed. Default 8.
@@ -76,6 +80,7 @@ impl Default for Bm25Config {
             b: 0.4,
             typos: true,
             typo_known_terms: true,
+            typo_first_char: false,
             typo_one_chars: 4,
             typo_two_chars: 8,
             typo_weight: 0.5,
@@ -346,9 +351,12 @@ impl Bm25 {
             }
             let budget = cfg.typo_budget(tok.term.chars().count());
             if budget > 0 && (exact.is_none() || cfg.typo_known_terms) {
-                let mut near: Vec<(u32, u32)> = self
-                    .dict
-                    .fuzzy(&tok.term, budget)
+                let found = if cfg.typo_first_char {
+                    self.dict.fuzzy(&tok.term, budget)
+                } else {
+                    self.dict.fuzzy_same_first(&tok.term, budget)
+                };
+                let mut near: Vec<(u32, u32)> = found
                     .into_iter()
                     .filter(|m| m.distance > 0)
                     .map(|m| (m.distance, m.id))

@@ -11,9 +11,8 @@
 //!   distance is the optimal-string-alignment distance (Levenshtein plus the transposition of
 //!   two adjacent characters, Damerau 1964), since swapped letters are a common typo.
 //!
-//! Query cost grows with the number of trie prefixes within the bound, not with the number of
-//! keys: on a 2WikiMultihopQA vocabulary of ~60 000 terms a lookup at distance 2 visits a few
-//! thousand rows (docs/method/ux.md has the latencies).
+//! Query cost grows with the number of trie prefixes within the bound rather than with the
+//! number of keys (docs/method/ux.md has the query latencies with and without it).
 
 use crate::graph::{normalize_entity, Graph, NodeRef};
 
@@ -93,10 +92,28 @@ impl FuzzyDict {
     /// deletion, substitution, adjacent transposition; module docs), with its distance, in key
     /// order. The query itself is included (distance 0) when it is a key.
     pub fn fuzzy(&self, query: &str, max_distance: u32) -> Vec<FuzzyMatch> {
+        self.fuzzy_in(query, max_distance, 0..self.keys.len())
+    }
+
+    /// [`FuzzyDict::fuzzy`] among the keys that begin with the query's first character (none
+    /// for an empty query): a typo on the first letter is rare (Pollock & Zamora, "Automatic
+    /// spelling correction in scientific and scholarly text", CACM 1984: about 7% of
+    /// misspellings), and holding it fixed confines the walk to one subtree of the dictionary.
+    pub fn fuzzy_same_first(&self, query: &str, max_distance: u32) -> Vec<FuzzyMatch> {
+        let Some(first) = query.chars().next() else { return Vec::new() };
+        let mut buf = [0u8; 4];
+        let first: &str = first.encode_utf8(&mut buf);
+        let start = self.keys.partition_point(|k| k.as_ref() < first);
+        let len = self.keys[start..].partition_point(|k| k.starts_with(first));
+        self.fuzzy_in(query, max_distance, start..start + len)
+    }
+
+    /// The walk of [`FuzzyDict::fuzzy`] over the sorted positions `range`.
+    fn fuzzy_in(&self, query: &str, max_distance: u32, range: std::ops::Range<usize>) -> Vec<FuzzyMatch> {
         let mut out = Vec::new();
         let q: Vec<char> = query.chars().collect();
         let m = q.len();
-        if self.keys.is_empty() {
+        if self.keys.is_empty() || range.is_empty() {
             return out;
         }
         let bound = max_distance as usize;
@@ -104,8 +121,8 @@ impl FuzzyDict {
         let mut rows: Vec<Vec<usize>> = vec![(0..=m).collect()];
         let mut cur: Vec<char> = Vec::new(); // characters whose rows are valid: rows[1..=cur.len()]
         let mut chars: Vec<char> = Vec::new();
-        let mut i = 0;
-        while i < self.keys.len() {
+        let mut i = range.start;
+        while i < range.end {
             chars.clear();
             chars.extend(self.key(i).chars());
             let common = cur.iter().zip(&chars).take_while(|(a, b)| a == b).count();
@@ -139,8 +156,10 @@ impl FuzzyDict {
             match pruned_at {
                 Some(k) => {
                     // No key extending chars[..k] can come back within the bound: skip them all.
-                    let prefix: String = chars[..k].iter().collect();
-                    i += self.keys[i..].partition_point(|key| key.starts_with(prefix.as_str()));
+                    let key = self.key(i);
+                    let cut = key.char_indices().nth(k).map_or(key.len(), |(b, _)| b);
+                    let prefix = &key[..cut];
+                    i += self.keys[i..range.end].partition_point(|key| key.starts_with(prefix));
                 }
                 None => {
                     let d = rows[chars.len()][m];
@@ -196,7 +215,11 @@ impl EntityLookup {
             return None;
         }
         let budget = config.typo_budget(key.chars().count());
-        let found = self.dict.fuzzy(&key, budget);
+        let found = if config.typo_first_char {
+            self.dict.fuzzy(&key, budget)
+        } else {
+            self.dict.fuzzy_same_first(&key, budget)
+        };
         let best = found.iter().map(|m| m.distance).min()?;
         let mut at_best = found.iter().filter(|m| m.distance == best);
         let first = at_best.next()?;
@@ -291,6 +314,13 @@ mod tests {
                     })
                     .collect();
                 assert_eq!(got, want, "query {q:?} bound {bound}");
+                let mut got: Vec<(u32, u32)> =
+                    d.fuzzy_same_first(q, bound).iter().map(|m| (m.id, m.distance)).collect();
+                got.sort_unstable();
+                let first = q.chars().next();
+                let want: Vec<(u32, u32)> =
+                    want.into_iter().filter(|&(i, _)| first.is_some() && words[i as usize].chars().next() == first).collect();
+                assert_eq!(got, want, "same first: query {q:?} bound {bound}");
             }
         }
     }
