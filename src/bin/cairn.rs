@@ -96,10 +96,10 @@ mod cli {
         /// Exact terms only: no typo tolerance in BM25 or in the graph methods' anchoring.
         #[arg(long)]
         no_typos: bool,
-        /// Typo tolerance only for query terms that are not in the vocabulary (a real word is
-        /// taken as meant).
+        /// Typo tolerance also for query terms that are in the vocabulary (a real word typed
+        /// for another, "pert" for Peart); by default a known word is taken as meant.
         #[arg(long)]
-        typos_unknown_only: bool,
+        typos_known_terms: bool,
         /// Typo tolerance also on a word's first letter (slower: every term is a candidate).
         #[arg(long)]
         typos_first_char: bool,
@@ -111,7 +111,7 @@ mod cli {
                 k1: self.k1,
                 b: self.b,
                 typos: !self.no_typos,
-                typo_known_terms: !self.typos_unknown_only,
+                typo_known_terms: self.typos_known_terms,
                 typo_first_char: self.typos_first_char,
                 ..Bm25Config::default()
             };
