@@ -1,4 +1,4 @@
-//! Static-site reading for `cairn index <site-dir>` (native only; issue 8): HTML and Markdown
+//! Static-site reading for `cairn index <site-dir>` (native only): HTML and Markdown
 //! pages become passages, one per heading section, whose id is the URL to link to.
 //!
 //! - **HTML** is parsed with [`scraper`] (html5ever, the browser's parsing algorithm). The page

@@ -26,7 +26,10 @@ use crate::index::{EmbedderSlot, GraphStage, Index, IndexConfig, KnowledgeGraph,
 const TS_TYPES: &'static str = r#"
 /** Engine configuration; every field is optional and defaults to METHOD.md's values. */
 export interface EngineConfig {
-  bm25?: { k1?: number; b?: number };
+  /** BM25 and its query side: typo tolerance (on by default) and prefix completion settings. */
+  bm25?: { k1?: number; b?: number; typos?: boolean; typo_known_terms?: boolean; typo_first_char?: boolean;
+    typo_one_chars?: number; typo_two_chars?: number; typo_weight?: number; typo_max_terms?: number;
+    prefix_weight?: number; prefix_max_terms?: number; prefix_min_chars?: number };
 }
 /** A passage to index. `id` defaults to "passage-N"; `title` to "". */
 export interface PassageInput {
@@ -40,6 +43,9 @@ export interface SearchOptions {
   k?: number;
   /** Retrieval method name, one of `engine.availableMethods()`. Default "bm25". */
   method?: string;
+  /** Search as you type: the query's last word also matches the words it begins (BM25 and
+   *  hybrid's BM25 side). Default false. */
+  prefix?: boolean;
 }
 /** One ranked passage. Highlight ranges are [start, end) offsets in UTF-16 code units. */
 export interface SearchHit {
@@ -158,6 +164,7 @@ struct PassageIn {
 struct SearchOptions {
     k: Option<f64>,
     method: Option<String>,
+    prefix: Option<bool>,
 }
 
 #[derive(Serialize)]
@@ -537,17 +544,19 @@ impl Engine {
         serde_wasm_bindgen::to_value(&names).unwrap_or(JsValue::NULL)
     }
 
-    /// The top passages for `query`. Options `{k = 5, method = "bm25"}`.
+    /// The top passages for `query`. Options `{k = 5, method = "bm25", prefix = false}`
+    /// (`prefix`: search as you type, the last word also matches the words it begins).
+    /// Misspelt words match their near spellings unless the engine's `bm25.typos` is false.
     /// Throws when the engine is not built, the method is unknown or k is not 1–1000.
     #[wasm_bindgen(unchecked_return_type = "SearchHit[]")]
     pub fn search(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
-        let (k, method) = search_options(options)?;
+        let (k, method, query_options) = search_options_with_query(options)?;
         let index = match &self.state {
             Some(State::Built(i)) => i,
             _ => return Err(js_err(crate::Error::NotBuilt)),
         };
-        let hits = index.search(query, k, method).map_err(js_err)?;
-        let terms = index.query_terms(query);
+        let hits = index.search_with(query, k, method, query_options).map_err(js_err)?;
+        let terms = index.query_terms_with(query, query_options);
         let out: Vec<SearchHit> =
             hits.iter().enumerate().filter_map(|(rank, h)| search_hit(index, &terms, rank + 1, h)).collect();
         serde_wasm_bindgen::to_value(&out).map_err(js_err)
@@ -855,6 +864,13 @@ fn graph_progress<'a>(f: &'a Option<js_sys::Function>) -> impl FnMut(GraphStage,
 
 /// `{k = 5, method = "bm25"}` from optional search options; errors name the bad value.
 fn search_options(options: Option<SearchOptionsArg>) -> Result<(usize, Method), JsError> {
+    search_options_with_query(options).map(|(k, method, _)| (k, method))
+}
+
+/// [`search_options`] and the per-query options (`prefix`, default false).
+fn search_options_with_query(
+    options: Option<SearchOptionsArg>,
+) -> Result<(usize, Method, crate::index::QueryOptions), JsError> {
     let opts: SearchOptions = match options.map(JsValue::from).filter(|o| !o.is_undefined() && !o.is_null()) {
         None => SearchOptions::default(),
         Some(o) => from_js(o).map_err(|e| js_err(format!("invalid search options: {e}")))?,
@@ -864,7 +880,7 @@ fn search_options(options: Option<SearchOptionsArg>) -> Result<(usize, Method), 
         return Err(js_err(format!("k must be a whole number from 1 to 1000, got {k}")));
     }
     let method: Method = opts.method.as_deref().unwrap_or("bm25").parse().map_err(js_err)?;
-    Ok((k as usize, method))
+    Ok((k as usize, method, crate::index::QueryOptions { prefix: opts.prefix.unwrap_or(false) }))
 }
 
 // ---------------------------------------------------------------------------------------------

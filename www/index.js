@@ -536,7 +536,7 @@ function cancelEmbedderLoad() {
   render();
 }
 
-function runSearch(query, question = null) {
+function runSearch(query, question = null, { prefix = false } = {}) {
   query = query.trim();
   if (!query) {
     el.query.focus();
@@ -575,6 +575,7 @@ function runSearch(query, question = null) {
     query,
     k: Number(el.k.value),
     method,
+    prefix,
   });
 }
 
@@ -835,7 +836,26 @@ el.fileInput.addEventListener('change', () => {
 el.indexText.addEventListener('click', indexPastedText);
 el.form.addEventListener('submit', (event) => {
   event.preventDefault();
+  clearTimeout(typingTimer);
   runSearch(el.query.value);
+});
+// Search as you type, for BM25 and hybrid (fast, and the methods that complete a last word):
+// while the last word has no space after it, it also matches the words it begins.
+const AS_YOU_TYPE = ['bm25', 'hybrid'];
+let typingTimer = 0;
+el.query.addEventListener('input', () => {
+  clearTimeout(typingTimer);
+  const method = el.method.value || 'bm25';
+  if (!AS_YOU_TYPE.includes(method) || !state.available.includes(method)) return;
+  if (!state.stats || !state.stats.built || state.busy) return;
+  typingTimer = setTimeout(() => {
+    const value = el.query.value;
+    if (!value.trim()) {
+      clearResults();
+      return;
+    }
+    runSearch(value, null, { prefix: !/\s$/.test(value) });
+  }, 120);
 });
 el.k.addEventListener('change', () => {
   if (state.lastSearch) runSearch(state.lastSearch.query, state.lastSearch.question);

@@ -16,7 +16,7 @@
 //                                                              catrag+cage, the graph), then the
 //                                                              MiniLM package and the R-GCN model
 //      {type:'cage-graph', id, passage}                        CAGE's passage graph of a passage
-//      {type:'search', query, k, method, id}
+//      {type:'search', query, k, method, prefix, id}
 //      {type:'stats'}
 //      {type:'save-index', id}                                 the index file (issue 8)
 //      {type:'load-index', bytes, name}                        replaces the corpus with an index file's
@@ -583,6 +583,7 @@ async function handle(msg, early) {
         const t0 = now();
         const opts = { k: Number(msg.k) || 5 };
         if (msg.method) opts.method = msg.method;
+        if (msg.prefix) opts.prefix = true; // search as you type: complete the last word
         const query = String(msg.query ?? '');
         if (CAGE_METHODS.includes(opts.method)) {
           post(cageSearch(query, opts, msg.id));

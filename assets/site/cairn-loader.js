@@ -1,4 +1,4 @@
-// Cairn's static-site loader, written next to the index by `cairn index` (issue 8).
+// Cairn's static-site loader, written next to the index by `cairn index`.
 //
 //   import { openIndex } from '/cairn/cairn-loader.js';
 //   const cairn = await openIndex();            // this folder's manifest.json, index and wasm
@@ -50,7 +50,8 @@ export async function gunzip(bytes) {
  * Open the index described by `base`/manifest.json. `method` (default: the manifest's
  * `default_method`) decides whether the static embedder is fetched: `bm25` needs none.
  * Resolves to { manifest, method, methods, timings: {loadMs, fetchedMs, loadIndexMs},
- * search(query, {k, method}) }: `fetchedMs` covers the manifest, wasm, index and embedder
+ * search(query, {k, method, prefix}) } (`prefix`: the last word is still being typed and also
+ * matches the words it begins; misspelt words match their near spellings): `fetchedMs` covers the manifest, wasm, index and embedder
  * downloads (in parallel), `loadIndexMs` Engine.loadIndex (BM25 rebuilt, vectors re-embedded).
  */
 export async function openIndex({ base = here, method } = {}) {
@@ -93,8 +94,8 @@ export async function openIndex({ base = here, method } = {}) {
     method,
     methods,
     timings: { loadMs, fetchedMs, loadIndexMs },
-    search(query, { k = 8, method: m = method } = {}) {
-      return engine.search(query, { k, method: m });
+    search(query, { k = 8, method: m = method, prefix = false } = {}) {
+      return engine.search(query, { k, method: m, prefix });
     },
   };
 }

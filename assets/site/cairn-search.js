@@ -1,11 +1,13 @@
-// Cairn's drop-in search widget, written next to the index by `cairn index` (issue 8):
+// Cairn's drop-in search widget, written next to the index by `cairn index`:
 //
 //   <div id="cairn-search"></div>
 //   <script type="module" src="/cairn/cairn-search.js"></script>
 //
 // Optional attributes on the div: data-method="bm25|dense|hybrid|hipporag|catrag" (default: the
 // manifest's), data-k="8", data-placeholder="Search this site". The engine and the index are
-// loaded on the first focus of (or typing in) the box, not with the page. Keys: Enter searches at
+// loaded on the first focus of (or typing in) the box, not with the page. Results follow the
+// typing: while the last word has no space after it, it also matches the words it begins
+// ("lothai" finds Lothair), and misspelt words find their near spellings. Keys: Enter searches at
 // once, the arrow keys move between the box and the results, Escape clears them.
 
 import { openIndex, linkOf } from './cairn-loader.js';
@@ -83,6 +85,8 @@ if (root) {
 
   const run = async () => {
     const q = input.value.trim();
+    // A last word with no space after it may be unfinished: complete it.
+    const prefix = !/\s$/.test(input.value);
     let cairn;
     try {
       cairn = await open();
@@ -99,7 +103,7 @@ if (root) {
     let hits;
     try {
       // Twice as many as shown: the parts of one long section share a link and are shown once.
-      hits = cairn.search(q, { k: 2 * k });
+      hits = cairn.search(q, { k: 2 * k, prefix });
     } catch (err) {
       status.textContent = `Search failed: ${err.message}`;
       return;

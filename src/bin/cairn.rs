@@ -50,7 +50,7 @@ mod cli {
         /// statistics, build times, peak memory and the time to add 100 passages.
         Graph(GraphArgs),
         /// Index a static site (HTML and Markdown pages) or a JSONL corpus and write the index
-        /// file with the wasm package, a JS loader and a drop-in search widget (issue 8).
+        /// file with the wasm package, a JS loader and a drop-in search widget.
         Index(IndexArgs),
     }
 
@@ -93,11 +93,29 @@ mod cli {
         /// BM25 length normalisation.
         #[arg(long, default_value_t = 0.4)]
         b: f32,
+        /// Exact terms only: no typo tolerance in BM25 or in the graph methods' anchoring.
+        #[arg(long)]
+        no_typos: bool,
+        /// Typo tolerance also for query terms that are in the vocabulary (a real word typed
+        /// for another, "pert" for Peart); by default a known word is taken as meant.
+        #[arg(long)]
+        typos_known_terms: bool,
+        /// Typo tolerance also on a word's first letter (slower: every term is a candidate).
+        #[arg(long)]
+        typos_first_char: bool,
     }
 
     impl Bm25Args {
         fn config(&self) -> IndexConfig {
-            IndexConfig { bm25: Bm25Config { k1: self.k1, b: self.b }, ..IndexConfig::default() }
+            let bm25 = Bm25Config {
+                k1: self.k1,
+                b: self.b,
+                typos: !self.no_typos,
+                typo_known_terms: self.typos_known_terms,
+                typo_first_char: self.typos_first_char,
+                ..Bm25Config::default()
+            };
+            IndexConfig { bm25, ..IndexConfig::default() }
         }
     }
 
@@ -413,10 +431,14 @@ mod cli {
         /// Passages to print.
         #[arg(long, default_value_t = 5)]
         k: usize,
-        /// Graph methods: print the explanation (seeds, anchors, top entities, paths from the
-        /// seeds to each passage) as one JSON object instead of the list.
+        /// Graph methods: explain each hit as a tree (the query's seeds and anchors, then per
+        /// passage the best paths seed → … → passage); with --json, the whole explanation as one
+        /// JSON object.
         #[arg(long)]
         explain: bool,
+        /// With --explain: print one JSON object instead of the tree.
+        #[arg(long, requires = "explain")]
+        json: bool,
         /// The question.
         #[arg(required = true)]
         query: Vec<String>,
@@ -1078,6 +1100,10 @@ mod cli {
                 return Err(format!("--explain needs a graph method (hipporag or catrag), not {method}"));
             }
             let ex = index.explain(&q, a.k, method, &ExplainConfig::default()).map_err(|e| e.to_string())?;
+            if !a.json {
+                print!("{}", explain_tree(&index, &q, &ex));
+                return Ok(());
+            }
             let mut v = json!(ex);
             // Corpus ids next to the internal passage indices.
             for (i, h) in ex.hits.iter().enumerate() {
@@ -1100,6 +1126,87 @@ mod cli {
             }
         }
         Ok(())
+    }
+
+    /// The explanation as a tree for a person: the query's anchors and seeds, then per hit its
+    /// best paths from a seed, one arc per line (type, fact, this query's multiplier), ending at
+    /// the passage.
+    fn explain_tree(index: &Index, query: &str, ex: &cairn::index::SearchExplanation) -> String {
+        use std::fmt::Write;
+        let mut o = String::new();
+        let r = &ex.retrieval;
+        let _ = writeln!(o, "{} for {:?}", ex.method.name(), query);
+        if let Some(f) = &r.fallback {
+            let _ = writeln!(o, "no entity seed ({}): ranked by dense similarity", json!(f).as_str().unwrap_or("fallback"));
+        }
+        if !r.anchors.is_empty() {
+            let _ = writeln!(o, "anchors");
+            let n = r.anchors.len();
+            for (i, a) in r.anchors.iter().enumerate() {
+                let branch = if i + 1 == n { "└─" } else { "├─" };
+                let target = match (a.node, a.how) {
+                    (Some(node), Some(how)) => format!(
+                        "{} ({}, similarity {:.2})",
+                        node_name(index, node),
+                        json!(how).as_str().unwrap_or(""),
+                        a.similarity
+                    ),
+                    _ => format!("nothing (best similarity {:.2})", a.similarity),
+                };
+                let _ = writeln!(o, "{branch} {:?} → {target}", a.mention);
+            }
+        }
+        let _ = writeln!(o, "seeds (share of the teleport vector)");
+        let shown = r.seeds.len().min(8);
+        for (i, sd) in r.seeds.iter().take(shown).enumerate() {
+            let branch = if i + 1 == shown && r.seeds.len() <= shown { "└─" } else { "├─" };
+            let channel = json!(sd.channel);
+            let _ = writeln!(o, "{branch} {:<40} {:>5.1}%  {}", sd.name, sd.share * 100.0, channel.as_str().unwrap_or(""));
+        }
+        if r.seeds.len() > shown {
+            let _ = writeln!(o, "└─ … {} more", r.seeds.len() - shown);
+        }
+        for (rank, (hit, pe)) in ex.hits.iter().zip(&ex.passages).enumerate() {
+            let (id, title) =
+                index.corpus().get(hit.passage).map_or(("?", ""), |p| (p.id.as_str(), p.title.as_str()));
+            let _ = writeln!(o, "\n{}. {title} [{id}]  score {:.4}", rank + 1, hit.score);
+            if pe.paths.is_empty() {
+                let _ = writeln!(o, "   no path from a seed within {} arcs{}", ExplainConfig::default().max_path_arcs,
+                    if pe.truncated { " (search budget spent)" } else { "" });
+            }
+            let np = pe.paths.len();
+            for (pi, path) in pe.paths.iter().enumerate() {
+                let last = pi + 1 == np;
+                let (branch, stem) = if last { ("└─", "   ") } else { ("├─", "│  ") };
+                let seed = path.nodes.first().map_or("?", |n| n.name.as_str());
+                let _ = writeln!(o, "   {branch} seed {seed}  (path probability {:.2e})", path.probability);
+                for (e, to) in path.edges.iter().zip(path.nodes.iter().skip(1)) {
+                    let kind = json!(e.edge_type);
+                    let mut label = kind.as_str().unwrap_or("edge").to_string();
+                    if let Some(f) = &e.fact {
+                        let _ = write!(label, " \"{f}\"");
+                    }
+                    if (e.multiplier - 1.0).abs() > 1e-6 {
+                        let _ = write!(label, " ×{:.2}", e.multiplier);
+                    }
+                    let target = if to.kind == cairn::graph::NodeKind::Passage {
+                        format!("passage {title}")
+                    } else {
+                        to.name.clone()
+                    };
+                    let _ = writeln!(o, "   {stem}  ─[{label}]→ {target}");
+                }
+            }
+        }
+        o
+    }
+
+    /// An entity node's display name (its id when it has none).
+    fn node_name(index: &Index, node: u32) -> String {
+        match index.graph().and_then(|g| g.node(node)) {
+            Some(cairn::graph::NodeRef::Entity { name, .. }) => name.to_string(),
+            _ => format!("node {node}"),
+        }
     }
 
     /// `cairn graph`: build the knowledge graph of a dataset folder (rule-based OpenIE + the

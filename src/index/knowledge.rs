@@ -68,6 +68,8 @@ pub struct KnowledgeGraph {
     /// A query NER set with [`super::Index::set_entity_recognizer`]; `None`: the text
     /// pipeline's rule-based query NER.
     pub(super) recognizer: Option<Box<dyn crate::catrag::EntityRecognizer>>,
+    /// Typo-tolerant entity lookup for anchoring, built on the first query that needs it.
+    pub(super) entity_lookup: std::cell::OnceCell<super::fuzzy::EntityLookup>,
 }
 
 impl std::fmt::Debug for KnowledgeGraph {
@@ -96,6 +98,7 @@ impl KnowledgeGraph {
             retriever: RefCell::new(Retriever::new()),
             tierer: None,
             recognizer: None,
+            entity_lookup: std::cell::OnceCell::new(),
         }
     }
 

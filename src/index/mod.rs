@@ -9,6 +9,7 @@
 pub mod bm25;
 pub mod dense;
 pub mod format;
+pub mod fuzzy;
 mod persist;
 pub mod knowledge;
 
@@ -31,7 +32,7 @@ use crate::graph::{Graph, GraphBuilder, GraphConfig};
 use crate::text::fold::{fold_diacritics, nfc};
 use crate::text::{Analyzer, Pipeline};
 
-pub use bm25::{Bm25, Bm25Config};
+pub use bm25::{Bm25, Bm25Config, TermGroup};
 pub use dense::{reciprocal_rank_fusion, DenseField, RRF_DEPTH, RRF_K};
 use knowledge::Stopwatch;
 pub use persist::LoadNotes;
@@ -51,6 +52,16 @@ pub struct IndexConfig {
     pub catrag: CatragConfig,
     /// CAGE reranking (METHOD.md §4: α, β_cage, candidates) and its ablation flags.
     pub cage: CageConfig,
+}
+
+/// Per-query options (the index-wide ones live in [`IndexConfig`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct QueryOptions {
+    /// Treat the query's last word as a prefix still being typed (search as you type): BM25
+    /// (and `hybrid`'s BM25 side) also match its completions ([`Bm25Config::prefix_weight`]).
+    /// Default false.
+    pub prefix: bool,
 }
 
 /// A retrieval method. Parse one from its name with [`str::parse`]; [`Method::NAMES`] lists them.
@@ -652,8 +663,15 @@ impl Index {
     /// `"zzqx vvbn"` or `"???"` gets "nothing matches", not three confident passages. A query of
     /// stop words only matches nothing too.
     pub fn nothing_matches(&self, query: &str) -> bool {
+        self.nothing_matches_with(query, false)
+    }
+
+    /// [`Index::nothing_matches`] with the query's typo and prefix expansion
+    /// ([`Bm25::expand`]): a misspelt or half-typed term that reaches an index term matches. Costs
+    /// one dictionary walk, no scoring (an expanded term is in the vocabulary, so it has postings).
+    fn nothing_matches_with(&self, query: &str, prefix: bool) -> bool {
         let query = nfc(query);
-        self.bm25.score_all(&self.analyzer.terms(&query)).is_empty()
+        self.bm25.expand(&self.analyzer, &query, prefix).iter().all(|g| g.variants.is_empty())
     }
 
     /// The top `k` passages for `query` by `method`, best first; ties break by passage id.
@@ -672,9 +690,17 @@ impl Index {
     /// [`Error::MissingGraph`] when a graph method is asked before [`Index::build_graph`]; the
     /// embedder's own error when it fails on the query.
     pub fn search(&self, query: &str, k: usize, method: Method) -> Result<Vec<Hit>> {
+        self.search_with(query, k, method, QueryOptions::default())
+    }
+
+    /// [`Index::search`] with per-query options (prefix matching of the last word).
+    ///
+    /// # Errors
+    /// As [`Index::search`].
+    pub fn search_with(&self, query: &str, k: usize, method: Method, options: QueryOptions) -> Result<Vec<Hit>> {
         let query = &*nfc(query);
         // (BM25 itself returns nothing then: no second scoring pass for it.)
-        if method != Method::Bm25 && self.nothing_matches(query) {
+        if method != Method::Bm25 && self.nothing_matches_with(query, options.prefix) {
             return Ok(Vec::new());
         }
         if method.cage_first_stage().is_some() {
@@ -684,11 +710,12 @@ impl Index {
             return Ok(self.search_graph(query, k, method)?.hits);
         }
         let scored = match method {
-            Method::Bm25 => self.bm25.score_all(&self.analyzer.terms(query)),
+            Method::Bm25 => self.bm25.score_groups(&self.bm25.expand(&self.analyzer, query, options.prefix)),
             Method::Dense | Method::DenseMinilm => self.field(method)?.score_all(query)?,
             Method::Hybrid => {
                 let depth = k.max(RRF_DEPTH);
-                let lexical = top_k(self.bm25.score_all(&self.analyzer.terms(query)), depth, &self.corpus);
+                let groups = self.bm25.expand(&self.analyzer, query, options.prefix);
+                let lexical = top_k(self.bm25.score_groups(&groups), depth, &self.corpus);
                 let dense = top_k(self.field(method)?.score_all(query)?, depth, &self.corpus);
                 reciprocal_rank_fusion(&[&lexical, &dense], RRF_K)
             }
@@ -785,6 +812,7 @@ impl Index {
         } else {
             Vec::new()
         };
+        let mentions = self.correct_mentions(kg, mentions);
         let input = QueryInput {
             query,
             query_vector: &graph_q,
@@ -813,6 +841,29 @@ impl Index {
             top_k_f64(scored, k, &self.corpus)
         };
         Ok(GraphSearch { hits, retrieval })
+    }
+
+    /// Typo tolerance for anchoring ([`fuzzy::EntityLookup`]): a name mention that matches no
+    /// entity exactly is rewritten to the display name of the one entity nearest to it within
+    /// BM25's typo budget, so that anchoring finds it exactly; others are left as they are.
+    /// Nothing changes when [`Bm25Config::typos`] is off.
+    fn correct_mentions(&self, kg: &KnowledgeGraph, mut mentions: Vec<crate::text::Mention>) -> Vec<crate::text::Mention> {
+        use crate::text::EntityKind;
+        if !self.config.bm25.typos {
+            return mentions;
+        }
+        for m in &mut mentions {
+            if matches!(m.kind, EntityKind::Date | EntityKind::Number) || kg.graph.entity_id(&m.text).is_some() {
+                continue;
+            }
+            let lookup = kg.entity_lookup.get_or_init(|| fuzzy::EntityLookup::new(&kg.graph));
+            if let Some((node, _)) = lookup.nearest(&m.text, &self.config.bm25) {
+                if let Some(crate::graph::NodeRef::Entity { name, .. }) = kg.graph.node(node) {
+                    m.text = name.to_string();
+                }
+            }
+        }
+        mentions
     }
 
     /// [`Index::search_graph`] and an explanation of every hit ([`crate::catrag::explain()`]):
@@ -976,7 +1027,17 @@ impl Index {
     /// The distinct index terms of `query`, for [`Index::highlights`] (analyse a query once, then
     /// highlight as many passages as needed).
     pub fn query_terms(&self, query: &str) -> std::collections::HashSet<String> {
-        self.analyzer.terms(query).into_iter().collect()
+        self.query_terms_with(query, QueryOptions::default())
+    }
+
+    /// [`Index::query_terms`] plus every index term the query matches under BM25's typo
+    /// tolerance and, with `options.prefix`, the completions of its last word.
+    pub fn query_terms_with(&self, query: &str, options: QueryOptions) -> std::collections::HashSet<String> {
+        let mut terms: std::collections::HashSet<String> = self.analyzer.terms(query).into_iter().collect();
+        for g in self.bm25.expand(&self.analyzer, query, options.prefix) {
+            terms.extend(g.variants.iter().filter_map(|&(t, _)| self.bm25.term(t)).map(str::to_string));
+        }
+        terms
     }
 
     /// Byte ranges of `text` whose index term is one of `terms` (from [`Index::query_terms`]), in
