@@ -309,7 +309,6 @@ def fit(args, a, y, e0, lam, np):
     t0 = time.time()
     mu, p = target_space(args, y, np)
     t = (y - mu).astype(np.float64) @ p
-    xb = a @ e0
     at = a.T.tocsr()
     diag = np.asarray(a.multiply(a).sum(0)).ravel()
     r = lam * diag[diag > 0].mean()
