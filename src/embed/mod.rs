@@ -1,8 +1,9 @@
 //! Sentence embeddings and exact vector search (ARCHITECTURE.md, module `embed`).
 //!
 //! - [`Embedder`]: texts in, L2-normalised `f32` vectors out, batched, with progress.
-//! - [`StaticEmbedder`]: the default embedder, a token table distilled from all-MiniLM-L6-v2 the
-//!   way Model2Vec does it (`tools/distill_static.py`, `assets/README.md`); a text's vector is the
+//! - [`StaticEmbedder`]: the default embedder, a token table made from all-MiniLM-L6-v2's output
+//!   vectors averaged over each token's occurrences in passages (`tools/train_static.py`,
+//!   `assets/README.md`); a text's vector is the
 //!   normalised mean of its WordPiece tokens' rows. Thousands of passages a second on one core.
 //! - [`WordPiece`]: BERT's tokenizer with MiniLM's vocabulary, id for id the same as Hugging Face
 //!   `tokenizers` (checked by `tools/check_tokenizer.py`).

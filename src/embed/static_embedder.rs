@@ -1,12 +1,17 @@
-//! The static embedder: Model2Vec's way of turning a sentence transformer into a lookup table.
+//! The static embedder: a lookup table of one vector per WordPiece token, made from
+//! all-MiniLM-L6-v2.
 //!
-//! `tools/distill_static.py` ran all-MiniLM-L6-v2 on every one of its 30,522 vocabulary tokens,
-//! reduced the vectors with PCA, weighted each by its Zipf-estimated frequency (SIF) and
-//! quantised them to int8 with one scale per row ([`StaticTable`], `assets/static-minilm.bin`,
-//! format below and in `assets/README.md`). A text's vector is then the mean of the rows of its
-//! WordPiece tokens (no `[CLS]`/`[SEP]`; `[UNK]` tokens are skipped, as Model2Vec does),
-//! L2-normalised. No truncation: every token of the text counts. A text with no known token gets
-//! the zero vector.
+//! all-MiniLM-L6-v2's sentence vector is the mean of its last-layer output vectors over a text's
+//! tokens. `tools/train_static.py` replaces each token's output vector by its average over every
+//! occurrence of the token in about 7,700 Wikipedia passages and their sentences (the
+//! "aggregated" static reduction of a contextual model, Bommasani et al., ACL 2020, §3), projects
+//! the rows on the teacher's 256 leading principal axes, shrinks rarely seen tokens towards the
+//! Model2Vec-style token-only row of `tools/distill_static.py`, weights each row by its
+//! Zipf-estimated frequency (SIF) and quantises to int8 with one scale per row ([`StaticTable`],
+//! `assets/static-minilm.bin`, format below and in `assets/README.md`). A text's vector is then the
+//! mean of the rows of its WordPiece tokens (no `[CLS]`/`[SEP]`; `[UNK]` tokens are skipped, as
+//! Model2Vec does), L2-normalised. No truncation: every token of the text counts. A text with no
+//! known token gets the zero vector.
 //!
 //! Table format, version 1 (all integers little-endian):
 //!
@@ -37,7 +42,7 @@ pub const HEADER_LEN: usize = 40;
 /// Largest dimension accepted (a guard against absurd headers).
 pub const MAX_DIMS: usize = 4096;
 
-/// The committed table distilled from all-MiniLM-L6-v2 (`assets/static-minilm.bin`). It is
+/// The committed table made from all-MiniLM-L6-v2 (`assets/static-minilm.bin`). It is
 /// only linked into a binary (or the wasm) that calls [`StaticEmbedder::minilm`] or reads it.
 pub static MINILM_TABLE: &[u8] = include_bytes!("../../assets/static-minilm.bin");
 
@@ -200,7 +205,7 @@ impl StaticTable {
     }
 }
 
-/// The default [`Embedder`]: mean of the distilled rows of a text's WordPiece tokens
+/// The default [`Embedder`]: mean of the table's rows of a text's WordPiece tokens
 /// (module docs). Embeds thousands of passages a second on one core.
 #[derive(Debug, Clone)]
 pub struct StaticEmbedder {
@@ -235,7 +240,7 @@ impl StaticEmbedder {
         Self::new(WordPiece::from_vocab(vocab_txt)?, StaticTable::from_bytes(table)?)
     }
 
-    /// The bundled embedder distilled from all-MiniLM-L6-v2 (`assets/`; 256 dimensions).
+    /// The bundled embedder made from all-MiniLM-L6-v2 (`assets/`; 256 dimensions).
     /// Parsing and checking the 7.6 MB table takes a few milliseconds: build it once and share it.
     ///
     /// # Errors
