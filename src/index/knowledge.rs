@@ -68,6 +68,8 @@ pub struct KnowledgeGraph {
     /// A query NER set with [`super::Index::set_entity_recognizer`]; `None`: the text
     /// pipeline's rule-based query NER.
     pub(super) recognizer: Option<Box<dyn crate::catrag::EntityRecognizer>>,
+    /// Entity → passages titled by it (title bridges), built on the first query that needs it.
+    pub(super) titles: std::cell::OnceCell<crate::catrag::bridge::TitleIndex>,
 }
 
 impl std::fmt::Debug for KnowledgeGraph {
@@ -96,6 +98,7 @@ impl KnowledgeGraph {
             retriever: RefCell::new(Retriever::new()),
             tierer: None,
             recognizer: None,
+            titles: std::cell::OnceCell::new(),
         }
     }
 
