@@ -377,6 +377,20 @@ pub struct Report {
     /// Generated answers' EM, F1 and JSR, when an answerer was given ([`EvalHooks::answerer`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub answers: Option<AnswerScores>,
+    /// Every question's ranking, when asked for ([`EvalHooks::rankings`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rankings: Option<Vec<QuestionRanking>>,
+}
+
+/// One question's ranking in an evaluation run ([`EvalHooks::rankings`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct QuestionRanking {
+    /// Question id.
+    pub id: String,
+    /// Its gold passage ids.
+    pub gold_ids: Vec<String>,
+    /// The retrieved passage ids, best first (max(k, 5) of them).
+    pub ranked: Vec<String>,
 }
 
 /// Answer quality of generated answers (METHOD.md §5; CatRAG §4.3): means over the questions.
@@ -473,6 +487,9 @@ pub struct EvalHooks<'a> {
     /// first need: in the pool setting only the evaluated questions' pool passages, in the
     /// corpus setting every corpus passage. Its time counts in `index_ms`.
     pub openie: Option<&'a OpenIe<'a>>,
+    /// Keep every question's ranked passage ids in [`Report::rankings`] (for reading which
+    /// questions a method loses). Default false.
+    pub rankings: bool,
 }
 
 #[derive(Default)]
@@ -568,8 +585,37 @@ pub fn evaluate_with(
     k: usize,
     config: &IndexConfig,
     embedders: &Embedders,
-    mut hooks: EvalHooks<'_>,
+    hooks: EvalHooks<'_>,
 ) -> Result<Report> {
+    let mut reports =
+        evaluate_sweep(dataset, setting, method, k, config, embedders, hooks, std::slice::from_ref(&config.catrag))?;
+    reports.pop().ok_or_else(|| Error::Config("the evaluation produced no report".into()))
+}
+
+/// [`evaluate_with`] once per graph configuration in `catrag_configs` (in that order), over
+/// indexes built once: the corpus setting builds the corpus index and its graph once and only
+/// swaps the [`CatragConfig`] between runs, so a parameter sweep costs one graph build.
+/// `config.catrag` is ignored; each report carries its own configuration.
+///
+/// # Errors
+/// As [`evaluate`]; [`Error::Config`] for an empty `catrag_configs` or an invalid one.
+#[allow(clippy::too_many_arguments)]
+pub fn evaluate_sweep(
+    dataset: &Dataset,
+    setting: Setting,
+    method: Method,
+    k: usize,
+    config: &IndexConfig,
+    embedders: &Embedders,
+    mut hooks: EvalHooks<'_>,
+    catrag_configs: &[CatragConfig],
+) -> Result<Vec<Report>> {
+    if catrag_configs.is_empty() {
+        return Err(Error::Config("no CatRAG configuration to evaluate".into()));
+    }
+    for c in catrag_configs {
+        c.validate()?;
+    }
     let tierer_hook = hooks.tierer;
     let recognizer_hook = hooks.recognizer;
     let openie_hook = hooks.openie;
@@ -595,9 +641,6 @@ pub fn evaluate_with(
         }
     };
     let depth = k.max(5);
-    let mut all = Acc::default();
-    let mut by_type: BTreeMap<String, Acc> = BTreeMap::new();
-    let mut query_ms = 0.0;
     let mut index_ms = 0.0;
     // Passage vectors of the whole corpus, row i = corpus passage i.
     let vectors = match &embedder {
@@ -673,18 +716,30 @@ pub fn evaluate_with(
         *index_ms += t.elapsed().as_secs_f64() * 1e3;
         Ok(index)
     };
-    let mut diag = DiagAcc::default();
-    let mut answers = AnswerScores::default();
-    let mut graph_report = None;
-    let corpus_index = match setting {
+    let mut corpus_index = match setting {
         Setting::Corpus => {
             let rows: Vec<u32> = (0..dataset.corpus.len() as u32).collect();
             Some(build(dataset.corpus.clone(), &rows, &mut index_ms)?)
         }
         Setting::Pool => None,
     };
+    let mut reports = Vec::with_capacity(catrag_configs.len());
+    for catrag in catrag_configs {
+    let mut config = config.clone();
+    config.catrag = catrag.clone();
+    let config = &config;
+    if let Some(idx) = corpus_index.as_mut() {
+        idx.set_catrag_config(catrag.clone())?;
+    }
+    let mut all = Acc::default();
+    let mut by_type: BTreeMap<String, Acc> = BTreeMap::new();
+    let mut query_ms = 0.0;
+    let mut rankings: Vec<QuestionRanking> = Vec::new();
+    let mut diag = DiagAcc::default();
+    let mut answers = AnswerScores::default();
+    let mut graph_report = None;
     for q in &dataset.questions {
-        let pool_index;
+        let mut pool_index;
         let index = match &corpus_index {
             Some(idx) => idx,
             None => {
@@ -700,6 +755,7 @@ pub fn evaluate_with(
                     }
                 }
                 pool_index = build(pool, &rows, &mut index_ms)?;
+                pool_index.set_catrag_config(catrag.clone())?;
                 &pool_index
             }
         };
@@ -738,6 +794,13 @@ pub fn evaluate_with(
                 Err(_) => answers.failed += 1,
             }
         }
+        if hooks.rankings {
+            rankings.push(QuestionRanking {
+                id: q.id.clone(),
+                gold_ids: q.gold_ids.clone(),
+                ranked: ranked.iter().map(|s| s.to_string()).collect(),
+            });
+        }
         all.add(&ranked, &q.gold_ids, k);
         by_type.entry(q.kind.clone().unwrap_or_else(|| "untyped".into())).or_default().add(
             &ranked,
@@ -760,7 +823,7 @@ pub fn evaluate_with(
             label.push_str(&format!(" alpha={}", config.cage.alpha));
         }
     }
-    Ok(Report {
+    reports.push(Report {
         dataset: dataset.name.clone(),
         method: method.name().to_string(),
         label,
@@ -778,7 +841,10 @@ pub fn evaluate_with(
             let n = answers.questions.max(1) as f64;
             AnswerScores { em: answers.em / n, f1: answers.f1 / n, jsr: answers.jsr / n, ..answers }
         }),
-    })
+        rankings: hooks.rankings.then_some(rankings),
+    });
+    }
+    Ok(reports)
 }
 
 #[cfg(test)]

@@ -134,6 +134,12 @@ mod cli {
         /// CatRAG ablation: no dynamic edge weighting (tiering).
         #[arg(long)]
         no_tier: bool,
+        /// Graph-method ablation: no lexical (BM25) passage prior.
+        #[arg(long)]
+        no_lexical: bool,
+        /// Graph-method ablation: no title bridges.
+        #[arg(long)]
+        no_bridge: bool,
         /// The graph methods' configuration as JSON (`{"epsilon": 0.3, ...}`, the fields of
         /// CatragConfig) or a path to a JSON file; the ablation flags apply on top.
         #[arg(long)]
@@ -157,6 +163,8 @@ mod cli {
             c.no_boost |= self.no_boost;
             c.no_prune |= self.no_prune;
             c.no_tier |= self.no_tier;
+            c.no_lexical |= self.no_lexical;
+            c.no_bridge |= self.no_bridge;
             c.validate().map_err(|e| e.to_string())?;
             for w in c.warnings() {
                 eprintln!("warning: {w}");
@@ -308,6 +316,14 @@ mod cli {
         /// Evaluate only the first N questions.
         #[arg(long)]
         limit: Option<usize>,
+        /// Graph methods: a file of CatRAG configurations, one JSON object a line, each merged
+        /// over --catrag-config (ablation flags on top); the graph is built once and every line
+        /// is evaluated on it (one output line each; with --json one JSON object each).
+        #[arg(long)]
+        sweep: Option<PathBuf>,
+        /// Write every question's ranked passage ids (and its gold ids) to this JSON file.
+        #[arg(long)]
+        rankings: Option<PathBuf>,
         #[command(flatten)]
         bm25: Bm25Args,
         #[command(flatten)]
@@ -515,10 +531,61 @@ mod cli {
             }
             return Ok(());
         }
+        if let Some(path) = &a.sweep {
+            if method.graph_method().is_none() {
+                return Err(format!("--sweep varies the graph methods' configuration: use hipporag or catrag, not {method}"));
+            }
+            let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let base = serde_json::to_value(&config.catrag).map_err(|e| e.to_string())?;
+            let mut configs = Vec::new();
+            for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
+                let over: serde_json::Value =
+                    serde_json::from_str(line).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
+                let mut merged = base.clone();
+                if let (Some(m), Some(o)) = (merged.as_object_mut(), over.as_object()) {
+                    for (k, v) in o {
+                        m.insert(k.clone(), v.clone());
+                    }
+                }
+                let c: CatragConfig =
+                    serde_json::from_value(merged).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
+                c.validate().map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
+                configs.push((over, c));
+            }
+            let only: Vec<CatragConfig> = configs.iter().map(|(_, c)| c.clone()).collect();
+            let reports = cairn::eval::evaluate_sweep(
+                &dataset,
+                setting,
+                method,
+                a.k,
+                &config,
+                &embedders,
+                EvalHooks::default(),
+                &only,
+            )
+            .map_err(|e| e.to_string())?;
+            for ((over, _), r) in configs.iter().zip(&reports) {
+                if a.json {
+                    let mut v = report_json(r);
+                    v["sweep"] = over.clone();
+                    println!("{v}");
+                } else {
+                    println!(
+                        "{} {over}  R@2 {:.3}  R@5 {:.3}  FCR@5 {:.3}  {:.2} ms/query",
+                        r.dataset, r.all.recall_at_2, r.all.recall_at_5, r.all.fcr_at_5, r.ms_per_query
+                    );
+                }
+            }
+            return Ok(());
+        }
         let client = a.llm.client()?;
         if client.is_none() {
-            let report =
-                evaluate(&dataset, setting, method, a.k, &config, &embedders).map_err(|e| e.to_string())?;
+            let hooks = EvalHooks { rankings: a.rankings.is_some(), ..EvalHooks::default() };
+            let report = evaluate_with(&dataset, setting, method, a.k, &config, &embedders, hooks)
+                .map_err(|e| e.to_string())?;
+            if let (Some(path), Some(r)) = (&a.rankings, &report.rankings) {
+                std::fs::write(path, json!(r).to_string()).map_err(|e| format!("{}: {e}", path.display()))?;
+            }
             print_eval(&a, &report, None, None);
             return Ok(());
         }
@@ -570,6 +637,7 @@ mod cli {
             answerer: if a.llm.answer { Some(&mut answerer) } else { None },
             recognizer: (is_catrag && a.llm.llm_ner).then_some(&make_ner as _),
             openie: a.llm.llm_openie.then_some(&run_openie as _),
+            rankings: false,
         };
         let report = evaluate_with(&dataset, setting, method, a.k, &config, &embedders, hooks)
             .map_err(|e| e.to_string())?;

@@ -47,6 +47,7 @@
 
 pub mod anchor;
 pub mod boost;
+pub mod bridge;
 pub mod explain;
 pub mod prune;
 pub mod seeds;
@@ -108,6 +109,28 @@ pub struct CatragConfig {
     /// Passage node teleport weight × min–max normalised dense score (HippoRAG 2
     /// `passage_node_weight`). Default 0.05. Finite, ≥ 0.
     pub passage_node_weight: f64,
+    /// Only the top this many passage nodes by dense score get the dense passage weight (0: every
+    /// passage node, as HippoRAG 2). Default 0.
+    pub dense_top_n: usize,
+    /// Lexical passage prior: the top [`CatragConfig::lexical_top_n`] passage nodes by BM25 get
+    /// this weight × score ÷ best score as teleport mass ([`seeds::lexical_passage_weights`]).
+    /// Default 0 (off). Finite, ≥ 0.
+    pub lexical_passage_weight: f64,
+    /// Passage nodes that get the lexical prior, by BM25 score (0: every passage with a query
+    /// term). Default 20.
+    pub lexical_top_n: usize,
+    /// Title bridges ([`bridge`]): a passage titled by an entity of one of the top
+    /// [`CatragConfig::bridge_sources`] passages by BM25 gets up to this teleport weight.
+    /// Default 0 (off). Finite, ≥ 0.
+    pub bridge_weight: f64,
+    /// Passages, by BM25 score, whose entities bridge to the passages they title. Default 3.
+    pub bridge_sources: usize,
+    /// Share of the bridge weight a bridged passage keeps with no query term of its own (the rest
+    /// scales with its BM25 score ÷ the best). Default 0.5. In [0, 1].
+    pub bridge_floor: f64,
+    /// Exponent γ of a bridge's specificity factor (2 ÷ |passages containing the bridging
+    /// entity|)^γ ([`bridge::bridge_weights`]). Default 0 (off). Finite, ≥ 0.
+    pub bridge_specificity: f64,
     /// Symbolic anchoring weight ε: an anchored entity gets ε ÷ |its passages| (CatRAG §3
     /// "Symbolic Anchoring"). Default 0.2. Finite, ≥ 0; above 0.5 it outweighs the fact seeds and
     /// anchoring degenerates into exact-match retrieval ([`CatragConfig::warnings`]).
@@ -141,6 +164,10 @@ pub struct CatragConfig {
     pub no_prune: bool,
     /// Ablation: no dynamic edge weighting (pruned edges are still demoted to Weak).
     pub no_tier: bool,
+    /// Ablation: no lexical passage prior (as `lexical_passage_weight` = 0).
+    pub no_lexical: bool,
+    /// Ablation: no title bridges (as `bridge_weight` = 0).
+    pub no_bridge: bool,
 }
 
 impl Default for CatragConfig {
@@ -149,6 +176,13 @@ impl Default for CatragConfig {
             linking_top_k: 5,
             seed_top_k: 5,
             passage_node_weight: 0.05,
+            dense_top_n: 0,
+            lexical_passage_weight: 0.0,
+            lexical_top_n: 20,
+            bridge_weight: 0.0,
+            bridge_sources: 3,
+            bridge_floor: 0.5,
+            bridge_specificity: 0.0,
             epsilon: 0.2,
             anchor_threshold: 0.9,
             key_fact_boost: 2.5,
@@ -162,6 +196,8 @@ impl Default for CatragConfig {
             no_boost: false,
             no_prune: false,
             no_tier: false,
+            no_lexical: false,
+            no_bridge: false,
         }
     }
 }
@@ -174,12 +210,18 @@ impl CatragConfig {
     pub fn validate(&self) -> Result<()> {
         for (name, v) in [
             ("passage_node_weight", self.passage_node_weight),
+            ("lexical_passage_weight", self.lexical_passage_weight),
+            ("bridge_weight", self.bridge_weight),
+            ("bridge_specificity", self.bridge_specificity),
             ("epsilon", self.epsilon),
             ("key_fact_boost", self.key_fact_boost),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(Error::Config(format!("catrag.{name} must be a finite number ≥ 0, got {v}")));
             }
+        }
+        if !(self.bridge_floor.is_finite() && (0.0..=1.0).contains(&self.bridge_floor)) {
+            return Err(Error::Config(format!("catrag.bridge_floor must be in [0, 1], got {}", self.bridge_floor)));
         }
         let t = self.anchor_threshold;
         if !(t.is_finite() && (-1.0..=1.0).contains(&t)) {
@@ -211,6 +253,8 @@ impl CatragConfig {
             (self.no_boost, "--no-boost"),
             (self.no_prune, "--no-prune"),
             (self.no_tier, "--no-tier"),
+            (self.no_lexical, "--no-lexical"),
+            (self.no_bridge, "--no-bridge"),
         ] {
             if on {
                 out.push(flag);
@@ -255,6 +299,11 @@ pub struct QueryInput<'a> {
     /// Dense cosine of the query with every corpus passage, `[corpus passages]` (corpus order):
     /// the passage nodes' teleport weights and the fallback ranking.
     pub passage_scores: &'a [f32],
+    /// BM25 score of the query with every corpus passage, `[corpus passages]` (corpus order; 0
+    /// where no query term occurs): the lexical passage prior. Empty: no lexical evidence.
+    pub lexical_scores: &'a [f32],
+    /// Entity → passages titled by it, for title bridges ([`bridge`]); `None`: no bridges.
+    pub titles: Option<&'a bridge::TitleIndex>,
     /// The query's entity mentions ([`crate::text::Pipeline::query_entities`]), for anchoring.
     pub mentions: &'a [Mention],
 }
@@ -458,8 +507,39 @@ impl Retriever {
         } else {
             seeds::top_facts(&cosines, config.linking_top_k)
         };
-        let passage_weights =
-            seeds::passage_weights(graph, input.passage_scores, config.passage_node_weight)?;
+        let mut passage_weights = seeds::dense_passage_weights(
+            graph,
+            input.passage_scores,
+            config.dense_top_n,
+            config.passage_node_weight,
+        )?;
+        if !config.no_lexical {
+            let lexical = seeds::lexical_passage_weights(
+                graph,
+                input.lexical_scores,
+                config.lexical_top_n,
+                config.lexical_passage_weight,
+            )?;
+            for (w, l) in passage_weights.iter_mut().zip(lexical) {
+                *w += l;
+            }
+        }
+        if let (false, Some(titles)) = (config.no_bridge || config.bridge_weight == 0.0, input.titles) {
+            let relevance = seeds::lexical_passage_weights(graph, input.lexical_scores, 0, 1.0)?;
+            let bridged = bridge::bridge_weights(
+                graph,
+                titles,
+                &relevance,
+                &relevance,
+                config.bridge_sources,
+                config.bridge_weight,
+                config.bridge_floor,
+                config.bridge_specificity,
+            );
+            for (w, b) in passage_weights.iter_mut().zip(bridged) {
+                *w += b;
+            }
+        }
         let mut seed_list: Vec<Seed> = seeds::entity_weights(graph, &facts, config.seed_top_k)
             .into_iter()
             .map(|(node, w)| Seed {

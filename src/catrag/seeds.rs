@@ -135,3 +135,82 @@ pub fn passage_weights(graph: &Graph, passage_scores: &[f32], weight: f64) -> Re
     }
     Ok(min_max(&per_node, 0.0).into_iter().map(|x| x * weight).collect())
 }
+
+/// Keep the `top_n` largest finite positive entries of `x` (ties: lower index first) and zero
+/// the rest; `top_n == 0` keeps every entry.
+fn keep_top(x: &mut [f64], top_n: usize) {
+    if top_n == 0 || x.len() <= top_n {
+        return;
+    }
+    let mut order: Vec<usize> = (0..x.len()).collect();
+    let key = |i: usize| if x[i].is_finite() { x[i] } else { f64::NEG_INFINITY };
+    order.select_nth_unstable_by(top_n - 1, |&a, &b| key(b).total_cmp(&key(a)).then(a.cmp(&b)));
+    for &i in &order[top_n..] {
+        x[i] = 0.0;
+    }
+}
+
+/// Every passage node's lexical teleport weight: the passage prior of HippoRAG 2's
+/// `passage_node_weight` (METHOD.md §3), fed by BM25 instead of the dense cosine (CatRAG §3 keeps
+/// HippoRAG 2's dense-sparse integration; the lexical evidence is Cairn's, see
+/// `docs/method/graph.md`). `[passage nodes]` in [`Graph::passage_nodes`] order.
+///
+/// `lexical_scores[i]` is the BM25 score of corpus passage `i` for the query (0 when no query
+/// term occurs in it); a passage node standing for duplicates takes the highest of theirs. Only
+/// the `top_n` passage nodes by score keep a weight (0: all), each `weight × score ÷ best score`,
+/// so the best passage gets `weight` and a passage with half its score half of it. An empty
+/// `lexical_scores` (no lexical evidence) or no positive score gives all zeros.
+///
+/// # Errors
+/// [`Error::Config`] when `lexical_scores` is neither empty nor covers every corpus passage of
+/// the graph.
+pub fn lexical_passage_weights(
+    graph: &Graph,
+    lexical_scores: &[f32],
+    top_n: usize,
+    weight: f64,
+) -> Result<Vec<f64>> {
+    let nodes = graph.passage_nodes();
+    if lexical_scores.is_empty() || weight == 0.0 {
+        return Ok(vec![0.0; nodes.len()]);
+    }
+    let mut per_node = Vec::with_capacity(nodes.len());
+    for &node in nodes {
+        let mut best = 0.0f64;
+        for &i in graph.passage_indices(node) {
+            let s = *lexical_scores.get(i as usize).ok_or_else(|| {
+                Error::Config(format!(
+                    "the graph has corpus passage {i} but only {} lexical scores were given: rebuild the graph after changing the corpus",
+                    lexical_scores.len()
+                ))
+            })?;
+            if s.is_finite() && f64::from(s) > best {
+                best = f64::from(s);
+            }
+        }
+        per_node.push(best);
+    }
+    keep_top(&mut per_node, top_n);
+    let max = per_node.iter().copied().fold(0.0f64, f64::max);
+    if max <= 0.0 {
+        return Ok(vec![0.0; nodes.len()]);
+    }
+    Ok(per_node.into_iter().map(|s| weight * s / max).collect())
+}
+
+/// [`passage_weights`] restricted to the `top_n` passage nodes by dense score (0: every passage
+/// node, HippoRAG 2's behaviour). At corpus scale (thousands of passages) the unrestricted prior
+/// spreads most of the teleport mass over passages unrelated to the query.
+///
+/// # Errors
+/// As [`passage_weights`].
+pub fn dense_passage_weights(
+    graph: &Graph,
+    passage_scores: &[f32],
+    top_n: usize,
+    weight: f64,
+) -> Result<Vec<f64>> {
+    let mut w = passage_weights(graph, passage_scores, weight)?;
+    keep_top(&mut w, top_n);
+    Ok(w)
+}

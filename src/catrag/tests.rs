@@ -113,7 +113,7 @@ fn run(g: &Graph, method: GraphMethod, mentions: &[Mention], cfg: &CatragConfig)
     let e = embedder();
     let q = e.embed("query").unwrap();
     let tierer = EmbeddingSimilarityTierer { thresholds: cfg.similarity_tiers };
-    let input = QueryInput { query: "query", query_vector: &q, passage_scores: &DENSE, mentions };
+    let input = QueryInput { query: "query", query_vector: &q, passage_scores: &DENSE, lexical_scores: &[], titles: None, mentions };
     Retriever::new().retrieve(g, method, &input, &e, &tierer, cfg).unwrap()
 }
 
@@ -384,7 +384,7 @@ fn failed_tiering_is_weak_and_reported() {
     let g = hand_graph();
     let e = embedder();
     let q = e.embed("query").unwrap();
-    let input = QueryInput { query: "query", query_vector: &q, passage_scores: &DENSE, mentions: &[] };
+    let input = QueryInput { query: "query", query_vector: &q, passage_scores: &DENSE, lexical_scores: &[], titles: None, mentions: &[] };
     let r = Retriever::new().retrieve(&g, GraphMethod::CatRag, &input, &e, &Failing, &config()).unwrap();
     assert_eq!(r.tier_failures, 2);
     assert!(r.warnings.iter().any(|w| w.contains("tiering failed")));
@@ -441,7 +441,7 @@ fn no_seeds_falls_back_to_dense() {
     // A query vector the embedder could not fill: no arbitrary seed facts.
     let e = embedder();
     let zero = vec![0.0; DIM];
-    let input = QueryInput { query: "?", query_vector: &zero, passage_scores: &DENSE, mentions: &[] };
+    let input = QueryInput { query: "?", query_vector: &zero, passage_scores: &DENSE, lexical_scores: &[], titles: None, mentions: &[] };
     let r = Retriever::new()
         .retrieve(&g, GraphMethod::HippoRag, &input, &e, &EmbeddingSimilarityTierer::default(), &config())
         .unwrap();
@@ -452,6 +452,8 @@ fn no_seeds_falls_back_to_dense() {
         query: "?",
         query_vector: &zero,
         passage_scores: &DENSE,
+        lexical_scores: &[],
+        titles: None,
         mentions: &[mention("Eve", EntityKind::Name)],
     };
     let r = Retriever::new()
@@ -468,11 +470,11 @@ fn bad_inputs_are_errors() {
     let t = EmbeddingSimilarityTierer::default();
     let q = e.embed("query").unwrap();
     let short = [0.1f32];
-    let input = QueryInput { query: "q", query_vector: &q, passage_scores: &short, mentions: &[] };
+    let input = QueryInput { query: "q", query_vector: &q, passage_scores: &short, lexical_scores: &[], titles: None, mentions: &[] };
     assert!(Retriever::new().retrieve(&g, GraphMethod::HippoRag, &input, &e, &t, &config()).is_err());
-    let input = QueryInput { query: "q", query_vector: &q[..3], passage_scores: &DENSE, mentions: &[] };
+    let input = QueryInput { query: "q", query_vector: &q[..3], passage_scores: &DENSE, lexical_scores: &[], titles: None, mentions: &[] };
     assert!(Retriever::new().retrieve(&g, GraphMethod::HippoRag, &input, &e, &t, &config()).is_err());
-    let input = QueryInput { query: "q", query_vector: &q, passage_scores: &DENSE, mentions: &[] };
+    let input = QueryInput { query: "q", query_vector: &q, passage_scores: &DENSE, lexical_scores: &[], titles: None, mentions: &[] };
     let bad = CatragConfig { epsilon: f64::NAN, ..config() };
     assert!(Retriever::new().retrieve(&g, GraphMethod::CatRag, &input, &e, &t, &bad).is_err());
     let bad = CatragConfig {
@@ -590,4 +592,102 @@ fn unconverged_ppr_is_floored_and_reported() {
     let r = run(&g, GraphMethod::HippoRag, &[], &cfg);
     assert!(!r.floored && !r.ppr.unwrap().converged);
     assert!(r.warnings.iter().any(|w| w.contains("did not converge")));
+}
+
+#[test]
+fn lexical_passage_prior_by_hand() {
+    let g = hand_graph();
+    // BM25 scores of the three corpus passages: 3, 0, 1.5 → weight × score ÷ 3.
+    let lexical = [3.0f32, 0.0, 1.5];
+    let w = seeds::lexical_passage_weights(&g, &lexical, 20, 0.5).unwrap();
+    assert_eq!(w, vec![0.5, 0.0, 0.25]);
+    // Top 1 only: P0.
+    assert_eq!(seeds::lexical_passage_weights(&g, &lexical, 1, 0.5).unwrap(), vec![0.5, 0.0, 0.0]);
+    // No lexical evidence, or no passage with a query term: nothing.
+    assert_eq!(seeds::lexical_passage_weights(&g, &[], 20, 0.5).unwrap(), vec![0.0; 3]);
+    assert_eq!(seeds::lexical_passage_weights(&g, &[0.0; 3], 20, 0.5).unwrap(), vec![0.0; 3]);
+    // Scores that do not cover the graph's passages are an error, not a panic.
+    assert!(seeds::lexical_passage_weights(&g, &[1.0], 20, 0.5).is_err());
+    // The dense prior restricted to the top 1 passage node: (0, 0.05, 0.025) → (0, 0.05, 0).
+    assert_eq!(seeds::dense_passage_weights(&g, &DENSE, 1, 0.05).unwrap(), vec![0.0, 0.05, 0.0]);
+
+    // In the teleport vector: HippoRAG 2's hand-worked vector plus (0.5, 0, 0.25) on P0, P2.
+    let cfg = CatragConfig { lexical_passage_weight: 0.5, ..config() };
+    let e = embedder();
+    let q = e.embed("query").unwrap();
+    let tierer = EmbeddingSimilarityTierer { thresholds: cfg.similarity_tiers };
+    let input =
+        QueryInput { query: "query", query_vector: &q, passage_scores: &DENSE, lexical_scores: &lexical, titles: None, mentions: &[] };
+    let r = Retriever::new().retrieve(&g, GraphMethod::HippoRag, &input, &e, &tierer, &cfg).unwrap();
+    let raw = [0.5, 0.40625, 0.46875, 0.0, 0.05, 0.875, 0.025 + 0.25, 0.0];
+    let total: f64 = raw.iter().sum();
+    for (u, want) in raw.iter().enumerate() {
+        assert!(close(r.teleport[u], want / total, 1e-9), "teleport[{u}] = {} vs {}", r.teleport[u], want / total);
+    }
+    let pi = reference_ppr(&g, &raw, &HashMap::new(), 0.5);
+    for (got, p) in r.passage_scores.iter().zip([P0, P1, P2]) {
+        assert!(close(*got, pi[p as usize], 1e-7), "{got} vs {}", pi[p as usize]);
+    }
+    // The ablation flag turns it off: the teleport is HippoRAG 2's again.
+    let off = CatragConfig { no_lexical: true, ..cfg };
+    let r = Retriever::new().retrieve(&g, GraphMethod::HippoRag, &input, &e, &tierer, &off).unwrap();
+    assert!(close(r.teleport[P0 as usize], 0.0, 1e-12));
+    assert!(close(r.teleport[P2 as usize], 0.025 / 1.825, 1e-9));
+}
+
+#[test]
+fn title_bridges_by_hand() {
+    assert_eq!(bridge::title_entity_name("Nadja (film)"), "Nadja");
+    assert_eq!(bridge::title_entity_name("(film)"), "(film)");
+    assert_eq!(bridge::title_entity_name("A (b) c"), "A (b) c");
+    // The hand graph's passages retitled: P0 "Alice (film)", P1 "Bob", P2 "Zed" (no entity).
+    // Entities: P0 {Alice, Bob, Carol}, P1 {Bob, Dave}, P2 {Alice, Carol, Eve}.
+    let g = hand_graph();
+    let titles = ["Alice (film)", "Bob", "Zed"];
+    let index = bridge::TitleIndex::build(&g, |i| titles.get(i as usize).copied());
+    assert_eq!(index.len(), 2);
+    assert_eq!(index.passages_titled(A), &[0]);
+    assert_eq!(index.passages_titled(B), &[1]);
+    assert!(index.passages_titled(C).is_empty());
+    // Relevance (BM25 ÷ best) 1, 0, 0.5: sources P0 (1) and P2 (0.5).
+    // P0 names Bob → P1: 2 × 1 × (0.25 + 0.75 × 0) = 0.5 (Alice titles P0 itself: no bridge).
+    // P2 names Alice → P0: 2 × 0.5 × (0.25 + 0.75 × 1) = 1.
+    let rel = [1.0, 0.0, 0.5];
+    assert_eq!(bridge::bridge_weights(&g, &index, &rel, &rel, 3, 2.0, 0.25, 0.0), vec![1.0, 0.5, 0.0]);
+    // Specificity γ = 1: Bob and Alice are each in 2 passages → factor (2 ÷ 2)¹ = 1, unchanged.
+    assert_eq!(bridge::bridge_weights(&g, &index, &rel, &rel, 3, 2.0, 0.25, 1.0), vec![1.0, 0.5, 0.0]);
+    // One source (P0) only.
+    assert_eq!(bridge::bridge_weights(&g, &index, &rel, &rel, 1, 2.0, 0.25, 0.0), vec![0.0, 0.5, 0.0]);
+    // Off: weight 0, no source, or no titled entity.
+    assert_eq!(bridge::bridge_weights(&g, &index, &rel, &rel, 3, 0.0, 0.25, 0.0), vec![0.0; 3]);
+    assert_eq!(bridge::bridge_weights(&g, &index, &[0.0; 3], &rel, 3, 2.0, 0.25, 0.0), vec![0.0; 3]);
+    let none = bridge::TitleIndex::build(&g, |_| Some("Zed"));
+    assert!(none.is_empty());
+    assert_eq!(bridge::bridge_weights(&g, &none, &rel, &rel, 3, 2.0, 0.25, 0.0), vec![0.0; 3]);
+
+    // In the teleport vector (lexical prior off): the bridge weights (1, 0.5, 0) are added to
+    // HippoRAG 2's hand-worked passage weights (0, 0.05, 0.025); `--no-bridge` removes them.
+    let lexical = [3.0f32, 0.0, 1.5];
+    let cfg = CatragConfig { bridge_weight: 2.0, bridge_floor: 0.25, ..config() };
+    let e = embedder();
+    let q = e.embed("query").unwrap();
+    let tierer = EmbeddingSimilarityTierer { thresholds: cfg.similarity_tiers };
+    let input = QueryInput {
+        query: "query",
+        query_vector: &q,
+        passage_scores: &DENSE,
+        lexical_scores: &lexical,
+        titles: Some(&index),
+        mentions: &[],
+    };
+    let r = Retriever::new().retrieve(&g, GraphMethod::HippoRag, &input, &e, &tierer, &cfg).unwrap();
+    let raw = [1.0, 0.40625, 0.46875, 0.0, 0.05 + 0.5, 0.875, 0.025, 0.0];
+    let total: f64 = raw.iter().sum();
+    for (u, want) in raw.iter().enumerate() {
+        assert!(close(r.teleport[u], want / total, 1e-9), "teleport[{u}] = {} vs {}", r.teleport[u], want / total);
+    }
+    let off = CatragConfig { no_bridge: true, ..cfg };
+    let r = Retriever::new().retrieve(&g, GraphMethod::HippoRag, &input, &e, &tierer, &off).unwrap();
+    assert!(close(r.teleport[P0 as usize], 0.0, 1e-12));
+    assert!(close(r.teleport[P1 as usize], 0.05 / 1.825, 1e-9));
 }

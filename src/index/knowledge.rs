@@ -70,6 +70,8 @@ pub struct KnowledgeGraph {
     pub(super) recognizer: Option<Box<dyn crate::catrag::EntityRecognizer>>,
     /// Typo-tolerant entity lookup for anchoring, built on the first query that needs it.
     pub(super) entity_lookup: std::cell::OnceCell<super::fuzzy::EntityLookup>,
+    /// Entity → passages titled by it (title bridges), built on the first query that needs it.
+    pub(super) titles: std::cell::OnceCell<crate::catrag::bridge::TitleIndex>,
 }
 
 impl std::fmt::Debug for KnowledgeGraph {
@@ -99,6 +101,7 @@ impl KnowledgeGraph {
             tierer: None,
             recognizer: None,
             entity_lookup: std::cell::OnceCell::new(),
+            titles: std::cell::OnceCell::new(),
         }
     }
 

@@ -813,10 +813,31 @@ impl Index {
             Vec::new()
         };
         let mentions = self.correct_mentions(kg, mentions);
+        // The lexical passage prior: BM25 of the query with every corpus passage.
+        let bridges = cfg.bridge_weight > 0.0 && !cfg.no_bridge;
+        let lexical_scores = if (cfg.lexical_passage_weight > 0.0 && !cfg.no_lexical) || bridges {
+            let mut v = vec![0f32; self.corpus.len()];
+            for (d, s) in self.bm25.score_groups(&self.bm25.expand(&self.analyzer, query, false)) {
+                if let Some(x) = v.get_mut(d as usize) {
+                    *x = s;
+                }
+            }
+            v
+        } else {
+            Vec::new()
+        };
         let input = QueryInput {
             query,
             query_vector: &graph_q,
             passage_scores: &passage_scores,
+            lexical_scores: &lexical_scores,
+            titles: bridges.then(|| {
+                kg.titles.get_or_init(|| {
+                    crate::catrag::bridge::TitleIndex::build(&kg.graph, |i| {
+                        self.corpus.get(i).map(|p| p.title.as_str())
+                    })
+                })
+            }),
             mentions: &mentions,
         };
         let fallback_tierer = EmbeddingSimilarityTierer { thresholds: cfg.similarity_tiers };
