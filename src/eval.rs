@@ -671,6 +671,23 @@ pub fn evaluate_sweep(
         extract_stats = Some(out.stats);
         index_ms += t.elapsed().as_secs_f64() * 1e3;
     }
+    // CAGE methods: every corpus passage's graph embedding Z, computed once (METHOD.md §4: Z
+    // depends on the passage alone); each index stores its passages' rows.
+    let mut cage_z: Option<(crate::cage::EncoderKey, usize, Vec<f32>)> = None;
+    if let (Some(cage), Some(_), Some((_, e))) = (&embedders.cage, method.cage_first_stage(), &embedder) {
+        let t = Instant::now();
+        let key = cage.key(&config.cage)?;
+        let mut all = Vec::new();
+        let mut dim = 0;
+        for chunk in dataset.corpus.passages().chunks(16) {
+            let texts: Vec<(&str, &str)> = chunk.iter().map(|p| (p.title.as_str(), p.text.as_str())).collect();
+            let (z, d) = cage.embed_graphs(&texts, e.as_ref(), &config.cage)?;
+            all.extend(z);
+            dim = d;
+        }
+        index_ms += t.elapsed().as_secs_f64() * 1e3;
+        cage_z = Some((key, dim, all));
+    }
     let build = |corpus: Corpus, rows: &[u32], index_ms: &mut f64| -> Result<Index> {
         let t = Instant::now();
         let mut index = Index::build(corpus, config)?;
@@ -682,6 +699,14 @@ pub fn evaluate_sweep(
             index.attach_vectors(*slot, e.clone(), m)?;
             if let Some(c) = &embedders.cage {
                 index.attach_cage(c.clone());
+            }
+            if let Some((key, dim, z)) = &cage_z {
+                let mut mine = Vec::with_capacity(rows.len() * dim);
+                for &r in rows {
+                    mine.extend_from_slice(z.get(r as usize * dim..(r as usize + 1) * dim).unwrap_or_default());
+                }
+                let positions: Vec<usize> = (0..rows.len()).collect();
+                index.store_cage_z(*key, &positions, &mine, *dim)?;
             }
             if graph_method {
                 // Pool passage j is corpus passage rows[j].
@@ -821,6 +846,12 @@ pub fn evaluate_sweep(
         }
         if (config.cage.alpha - crate::cage::CageConfig::default().alpha).abs() > 1e-6 {
             label.push_str(&format!(" alpha={}", config.cage.alpha));
+        }
+        if config.cage.anchors > 0 {
+            label.push_str(&format!(" anchors={}", config.cage.anchors));
+        }
+        if config.cage.relevance != crate::cage::CageRelevance::default() {
+            label.push_str(" relevance=cosine");
         }
     }
     reports.push(Report {

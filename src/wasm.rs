@@ -147,6 +147,9 @@ pub struct Engine {
     /// The knowledge graph of the last built index while passages are being added: the next
     /// `build` extends it with the new passages only (`Index::extend_graph`).
     carried_graph: Option<KnowledgeGraph>,
+    /// CAGE's graph embeddings of the last built index while passages are being added: the
+    /// next `build` keeps them, so only the new passages need theirs computed.
+    carried_cage_z: Option<crate::cage::GraphEmbeddings>,
 }
 
 #[derive(Deserialize)]
@@ -271,6 +274,9 @@ impl Engine {
                 if let Some(g) = i.take_graph() {
                     self.carried_graph = Some(g);
                 }
+                if let Some(z) = i.take_cage_embeddings() {
+                    self.carried_cage_z = Some(z);
+                }
                 i.into_corpus()
             }
             None => Corpus::new(),
@@ -319,6 +325,7 @@ impl Engine {
             state: Some(State::Collecting(Corpus::new())),
             static_embedder: None,
             carried_graph: None,
+            carried_cage_z: None,
         })
     }
 
@@ -391,6 +398,9 @@ impl Engine {
             if let Some(carried) = self.carried_graph.take() {
                 let _ = index.extend_graph(carried, &mut graph_progress(&on_progress));
             }
+        }
+        if let Some(z) = self.carried_cage_z.take() {
+            index.adopt_cage_embeddings(z);
         }
         self.state = Some(State::Built(index));
         Ok(self.stats())
@@ -526,10 +536,10 @@ impl Engine {
         let names: Vec<&str> = Method::ALL
             .into_iter()
             .filter(|m| m.graph_method().is_none() || graph_built)
-            // CAGE needs its R-GCN (tract), which this package does not attach yet.
+            // CAGE needs every passage's stored graph embedding (`cageMissing`/`cageStore`).
             .filter(|m| {
                 m.cage_first_stage().is_none()
-                    || matches!(&self.state, Some(State::Built(index)) if index.cage().is_some())
+                    || matches!(&self.state, Some(State::Built(index)) if index.supports(*m))
             })
             .filter(|m| match m.embedder() {
                 None => true,
@@ -624,6 +634,9 @@ impl Engine {
             if self.carried_graph.as_ref().is_some_and(|g| g.report().counts.passages > passages as usize) {
                 self.carried_graph = None;
             }
+            if let Some(z) = &mut self.carried_cage_z {
+                z.resize(z.rows().min(passages as usize));
+            }
         }
         self.stats()
     }
@@ -710,6 +723,7 @@ impl Engine {
             Index::from_bytes(bytes, &embedders, &mut progress_fn(&on_progress, "load")).map_err(js_err)?;
         self.config = index.config().clone();
         self.carried_graph = None;
+        self.carried_cage_z = None;
         self.state = Some(State::Built(index));
         Ok(self.stats())
     }
@@ -730,6 +744,7 @@ impl Engine {
     pub fn clear(&mut self) {
         self.state = Some(State::Collecting(Corpus::new()));
         self.carried_graph = None;
+        self.carried_cage_z = None;
     }
 }
 
@@ -884,19 +899,25 @@ fn search_options_with_query(
 }
 
 // ---------------------------------------------------------------------------------------------
-// CAGE (METHOD.md §4). The R-GCN runs with tract, which only the MiniLM package carries (cargo
-// features `minilm,cage`); the main package computes the passage graphs and the fusion. A
-// search by `cage`, `bm25+cage` or `catrag+cage` is therefore three calls:
-//   const inputs = engine.cageInputs(query, {method});            // candidates and tensors
-//   const z = model.encode(inputs.features, inputs.adjacency, inputs.batch, inputs.nodes);
-//   const hits = engine.cageSearch(query, {k, method}, z, model.dim); // hits with coherence
+// CAGE (METHOD.md §4). A passage's graph embedding Z depends on the passage alone, so it is
+// computed once per passage and stored with the index (saved in the index file); a search only
+// compares the 20 candidates' stored Z. The R-GCN runs with tract, which only the MiniLM package
+// carries (cargo features `minilm,cage`), and only while embeddings are missing:
+//   let todo = engine.cageMissing(model.fingerprint, {limit: 16});   // tensors for ≤ 16 passages
+//   while (todo.rows.length) {
+//     const z = model.encode(todo.features, todo.adjacency, todo.batch, todo.nodes);
+//     engine.cageStore(model.fingerprint, todo.rows, z, model.dim);
+//     todo = engine.cageMissing(model.fingerprint, {limit: 16});
+//   }
+//   const hits = engine.cageSearch(query, {k, method});              // no model needed
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
-struct CageInputsOut {
-    /// Candidate passage ids, in the first stage's order.
-    candidates: Vec<String>,
-    relevance: Vec<f32>,
+struct CageMissingOut {
+    /// Passage positions (corpus order) these tensors are for; empty when none is missing.
+    rows: Vec<u32>,
+    /// Passages still missing in all (including these).
+    remaining: usize,
     batch: usize,
     nodes: usize,
     channels: usize,
@@ -914,14 +935,19 @@ mod serde_bytes_f32 {
     }
 }
 
+#[derive(Deserialize)]
+struct CageMissingOptions {
+    limit: Option<f64>,
+}
+
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct CageHit<'a> {
     #[serde(flatten)]
     hit: SearchHit<'a>,
-    /// cos(query, passage) with the static embedder.
+    /// The relevance term of the fusion (the first stage's normalised score by default).
     relevance: f32,
-    /// Mean cosine of this passage's graph embedding with the other candidates'.
+    /// Mean cosine of this passage's graph embedding with the other candidates' (or anchors').
     coherence: f32,
 }
 
@@ -936,26 +962,40 @@ fn cage_method(options: Option<SearchOptionsArg>) -> Result<(usize, Method), JsE
     Ok((k, method))
 }
 
+impl Engine {
+    fn cage_key(&self, fingerprint: u32) -> crate::cage::EncoderKey {
+        let cfg = &self.config.cage;
+        crate::cage::EncoderKey { model: fingerprint, beta: cfg.effective_beta(), merged: cfg.plain_gcn }
+    }
+}
+
 #[wasm_bindgen]
 impl Engine {
-    /// CAGE, step 1: the first stage's top 20 for `query` and the R-GCN's inputs for them
-    /// (`{candidates, relevance, batch, nodes, channels, featureDim, features, adjacency}`;
-    /// features `[batch, nodes, 256]`, adjacency `[batch, channels, nodes, nodes]`, row-major).
-    /// Options `{method}` (`cage`, `bm25+cage` or `catrag+cage`). Needs the static embedder
-    /// (and the graph for `catrag+cage`).
-    #[wasm_bindgen(js_name = cageInputs)]
-    pub fn cage_inputs(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
-        let (_, method) = cage_method(options)?;
+    /// CAGE, at indexing: the R-GCN's inputs for up to `limit` (default 16) passages that have
+    /// no stored graph embedding for the model with this `fingerprint` (`CageModel.fingerprint`):
+    /// `{rows, remaining, batch, nodes, channels, featureDim, features, adjacency}` (features
+    /// `[batch, nodes, 256]`, adjacency `[batch, channels, nodes, nodes]`, row-major); `rows`
+    /// is empty when every passage has one. Needs a built engine with the static embedder.
+    #[wasm_bindgen(js_name = cageMissing)]
+    pub fn cage_missing(&self, fingerprint: u32, options: JsValue) -> Result<JsValue, JsError> {
         let Some(State::Built(index)) = &self.state else {
             return Err(js_err(crate::Error::NotBuilt));
         };
-        let found = index.cage_candidates(query, method).map_err(js_err)?;
-        let (_, batch) = index.cage_batch(&found).map_err(js_err)?;
-        let candidates =
-            found.hits.iter().filter_map(|h| index.corpus().get(h.passage).map(|p| p.id.clone())).collect();
-        to_js(&CageInputsOut {
-            candidates,
-            relevance: found.relevance,
+        let limit = if options.is_undefined() || options.is_null() {
+            16.0
+        } else {
+            let o: CageMissingOptions = from_js(options).map_err(js_err)?;
+            o.limit.unwrap_or(16.0)
+        };
+        if !(limit.fract() == 0.0 && (1.0..=256.0).contains(&limit)) {
+            return Err(js_err(format!("limit must be a whole number from 1 to 256, got {limit}")));
+        }
+        let missing = index.cage_missing(self.cage_key(fingerprint));
+        let rows: Vec<usize> = missing.iter().copied().take(limit as usize).collect();
+        let (_, batch) = index.cage_batch_of(&rows).map_err(js_err)?;
+        to_js(&CageMissingOut {
+            rows: rows.iter().map(|&r| r as u32).collect(),
+            remaining: missing.len(),
             batch: batch.batch,
             nodes: batch.nodes,
             channels: batch.channels,
@@ -966,23 +1006,31 @@ impl Engine {
         .map_err(js_err)
     }
 
-    /// CAGE, step 2: rerank `query`'s candidates (the same as `cageInputs` gave) with their
-    /// graph embeddings `z` (`batch × dim` floats from `CageModel.encode`): coherence, fusion
-    /// with α, the top `k`. Hits as `search`, plus `relevance` and `coherence`.
+    /// CAGE, at indexing: store the graph embeddings `z` (`rows.length × dim` floats from
+    /// `CageModel.encode`) of the passages `rows` (as `cageMissing` gave them) made by the model
+    /// with this `fingerprint`. Returns how many passages still have none.
+    #[wasm_bindgen(js_name = cageStore)]
+    pub fn cage_store(&mut self, fingerprint: u32, rows: Vec<u32>, z: &[f32], dim: usize) -> Result<usize, JsError> {
+        let key = self.cage_key(fingerprint);
+        let Some(State::Built(index)) = &mut self.state else {
+            return Err(js_err(crate::Error::NotBuilt));
+        };
+        let rows: Vec<usize> = rows.into_iter().map(|r| r as usize).collect();
+        index.store_cage_z(key, &rows, z, dim).map_err(js_err)?;
+        Ok(index.cage_missing(key).len())
+    }
+
+    /// A CAGE search (`cage`, `bm25+cage` or `catrag+cage`; METHOD.md §4): the first stage's top
+    /// 20, coherence over their stored graph embeddings (no model runs), fusion with α, the top
+    /// `k`. Hits as `search`, plus `relevance` and `coherence`. Throws when graph embeddings are
+    /// missing (`cageMissing`).
     #[wasm_bindgen(js_name = cageSearch)]
-    pub fn cage_search(
-        &self,
-        query: &str,
-        options: Option<SearchOptionsArg>,
-        z: &[f32],
-        dim: usize,
-    ) -> Result<JsValue, JsError> {
+    pub fn cage_search(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
         let (k, method) = cage_method(options)?;
         let Some(State::Built(index)) = &self.state else {
             return Err(js_err(crate::Error::NotBuilt));
         };
-        let found = index.cage_candidates(query, method).map_err(js_err)?;
-        let ranked = index.cage_finish(&found, z, dim, k).map_err(js_err)?;
+        let ranked = index.search_cage(query, k, method).map_err(js_err)?;
         let terms = index.query_terms(query);
         let out: Vec<CageHit> = ranked
             .iter()
@@ -1047,6 +1095,14 @@ impl CageModel {
     pub fn dim(&self) -> usize {
         use crate::cage::GraphEncoder;
         self.inner.dim()
+    }
+
+    /// CRC32 of the model's ONNX bytes: what `Engine.cageMissing` and `cageStore` key the
+    /// stored graph embeddings by.
+    #[wasm_bindgen(getter)]
+    pub fn fingerprint(&self) -> u32 {
+        use crate::cage::GraphEncoder;
+        self.inner.fingerprint()
     }
 
     /// Graph embeddings of a batch: `features` `[batch, nodes, 256]` and `adjacency`

@@ -56,3 +56,28 @@ fn bad_model_bytes_and_shapes_are_errors() {
     let merged = GraphBatch::new(&[g], &StaticEmbedder::minilm().unwrap(), true).unwrap();
     assert!(model.encode(&merged).is_err(), "2 channels into the 10-channel R-GCN");
 }
+
+/// CAGE's known limit (§6), kept visible: two passages that differ only by one substituted entity
+/// (Paris → Rome) get almost the same graph embedding, far closer than an unrelated passage, so
+/// coherence cannot tell the contradiction apart. (GraphCL encoder, measured with
+/// tools/train_cage.py's numpy forward pass: cos 0.9955 vs 0.70.)
+#[test]
+fn one_substituted_entity_embeds_alike() {
+    let passages = [
+        ("Eiffel Tower", "The Eiffel Tower is a wrought-iron lattice tower in Paris, France. It was designed by the engineer Gustave Eiffel and completed in 1889."),
+        ("Eiffel Tower", "The Eiffel Tower is a wrought-iron lattice tower in Rome, France. It was designed by the engineer Gustave Eiffel and completed in 1889."),
+        ("Kakapo", "The kakapo is a large flightless parrot endemic to New Zealand. It feeds at night on seeds, fruit and pollen."),
+    ];
+    let pipeline = Pipeline::english().unwrap();
+    let graphs: Vec<PassageGraph> =
+        passages.iter().map(|(t, x)| PassageGraph::build(&pipeline.analyze(t, x), 1.5)).collect();
+    let batch = GraphBatch::new(&graphs, &StaticEmbedder::minilm().unwrap(), false).unwrap();
+    let model = RgcnModel::bundled_graphcl().unwrap();
+    let z = model.encode(&batch).unwrap();
+    let d = model.dim();
+    let (a, b, c) = (&z[..d], &z[d..2 * d], &z[2 * d..]);
+    let substituted = cairn::cage::cosine(a, b);
+    let unrelated = cairn::cage::cosine(a, c);
+    assert!(substituted > 0.98, "Paris vs Rome: cos {substituted}");
+    assert!(substituted > unrelated + 0.2, "substituted {substituted} vs unrelated {unrelated}");
+}

@@ -12,7 +12,18 @@ channel 0 is the self-loop (Â_0 = I on real nodes), channels 1..9 Cairn's relat
 (src/cage/graph.rs RELATIONS), Â_c[i, j] = w(i→j) / |N_c(i)|. `--merge` trains the plain GCN
 ablation (all relations in channel 1, C = 2).
 
-Objective: GraphCL (You et al., 2020) NT-Xent / InfoNCE. Two views of each graph (edge drop
+Objective `--objective bonding` (the shipped `rgcn-int8.onnx`): informational bonding mined
+from corpus structure alone (CAGE's bonding and noise resistance; no question, answer or gold
+label is read). Positive pairs (A, B): passage A's text mentions passage B's title (a bridge),
+or A and B share a rare proper-noun lemma (2 to 5 passages have it). Each pair gets one hard
+negative: a passage with the highest overlap of ordinary lemmas with A that shares no proper
+noun with it and is not bonded to it. Loss: InfoNCE on the cosine of the R-GCN's Z itself (no
+projection head, because coherence at query time is exactly cos(Z_p, Z_q)), temperature 0.1,
+candidates B of the batch plus the hard negatives. Passages of the `--exclude` corpora are kept
+out of every pair (held out to measure what generalises).
+
+Objective `--objective graphcl` (the ablation, `rgcn-graphcl-int8.onnx`): GraphCL (You et al.,
+2020) NT-Xent / InfoNCE. Two views of each graph (edge drop
 p = 0.2, feature masking: 20 % of the 256 feature dimensions zeroed per graph), a 2-layer
 projection head used for the loss only, temperature 0.2; the other graphs of the batch are the
 negatives. So two views of one graph are pulled together and different graphs pushed apart
@@ -76,7 +87,9 @@ def adjacency(edges: np.ndarray, n: int, stride: int, channels: int, merge: bool
 
 
 def batch_tensors(feats, graphs, beta_scale, channels, merge, rng=None, edge_drop=0.0, feat_mask=0.0):
-    n = max(len(g[0]) for g in graphs)
+    empty = (np.zeros(0, dtype=np.int64), np.zeros((0, 4), dtype=np.float32), np.zeros(0, dtype=bool))
+    graphs = [g if g is not None else empty for g in graphs]
+    n = max(1, max(len(g[0]) for g in graphs))
     n = int(np.ceil(n / 16) * 16)  # bucket shapes so JAX compiles a few times only
     b = len(graphs)
     x = np.zeros((b, n, F), dtype=np.float32)
@@ -94,6 +107,211 @@ def batch_tensors(feats, graphs, beta_scale, channels, merge, rng=None, edge_dro
         x[k, :m] = xk
         a[k] = adjacency(e, m, n, channels, merge)
     return x, a
+
+
+def read_corpus(paths):
+    """id → (title, text) over corpus.jsonl files."""
+    out = {}
+    for p in paths:
+        with open(p) as f:
+            for line in f:
+                if line.strip():
+                    d = json.loads(line)
+                    out[d["id"]] = (d.get("title", ""), d.get("text", ""))
+    return out
+
+
+WORD = None
+
+
+def words(text):
+    global WORD
+    import re
+
+    if WORD is None:
+        WORD = re.compile(r"[A-Za-z0-9À-ÿ]+")
+    return [w.lower() for w in WORD.findall(text)]
+
+
+def mine_pairs(ids, labels, corpus, excluded, rng, max_pairs, max_title_df=5, max_entity_df=5):
+    """Bonded pairs and one hard negative each, from passages only (see the module docstring).
+    Returns (pairs [(a, b, neg)], stats)."""
+    from collections import Counter, defaultdict
+
+    keep = [i for i, pid in enumerate(ids) if pid not in excluded and pid in corpus]
+    proper = [set(l for l in labels[i] if l[:1].isupper()) for i in range(len(ids))]
+    common = [set(l for l in labels[i] if not l[:1].isupper()) for i in range(len(ids))]
+    # 1. B's title mentioned in A's text (token n-gram match; titles stripped of a "(...)" tail).
+    title_of = defaultdict(list)
+    for i in keep:
+        t = corpus[ids[i]][0].split("(")[0].strip()
+        tw = tuple(words(t))
+        if tw and (len(tw) > 1 or len(tw[0]) > 3):
+            title_of[tw].append(i)
+    maxn = max((len(t) for t in title_of), default=1)
+    bonded = set()
+    title_pairs = []
+    for a in keep:
+        tw = words(corpus[ids[a]][1])
+        seen = set()
+        for n in range(1, maxn + 1):
+            for k in range(len(tw) - n + 1):
+                g = tuple(tw[k : k + n])
+                if g in title_of and g not in seen:
+                    seen.add(g)
+                    bs = [b for b in title_of[g] if b != a]
+                    if 0 < len(bs) <= max_title_df:
+                        for b in bs:
+                            if corpus[ids[b]][0] != corpus[ids[a]][0]:
+                                title_pairs.append((a, b))
+    # 2. a rare proper noun shared by 2..max_entity_df passages.
+    holders = defaultdict(list)
+    for i in keep:
+        for l in proper[i]:
+            holders[l].append(i)
+    entity_pairs = []
+    for l, hs in holders.items():
+        if 2 <= len(hs) <= max_entity_df:
+            for x in range(len(hs)):
+                for y in range(x + 1, len(hs)):
+                    entity_pairs.append((hs[x], hs[y]))
+    for a, b in title_pairs + entity_pairs:
+        bonded.add((a, b))
+        bonded.add((b, a))
+    pairs = list(dict.fromkeys(title_pairs)) + [p for p in dict.fromkeys(entity_pairs) if p not in set(title_pairs)]
+    rng.shuffle(pairs)
+    pairs = pairs[:max_pairs]
+    # 3. hard negatives: most ordinary lemmas in common with A, no proper noun in common, not bonded.
+    df = Counter(l for i in keep for l in common[i])
+    inv = defaultdict(list)
+    for i in keep:
+        for l in common[i]:
+            if df[l] <= 100:
+                inv[l].append(i)
+    out = []
+    negs = 0
+    for a, b in pairs:
+        c = Counter()
+        for l in common[a]:
+            for j in inv.get(l, ()):
+                if j != a:
+                    c[j] += 1
+        neg = -1
+        for j, _ in c.most_common(20):
+            if j != b and not (proper[j] & proper[a]) and (a, j) not in bonded:
+                neg = j
+                break
+        if neg < 0:
+            neg = int(keep[rng.integers(len(keep))])
+        else:
+            negs += 1
+        out.append((a, b, neg))
+    stats = {
+        "passages_in_pairs": len(keep),
+        "title_pairs": len(set(title_pairs)),
+        "entity_pairs": len(set(entity_pairs)),
+        "pairs_used": len(out),
+        "hard_negatives_found": negs,
+    }
+    return out, stats
+
+
+def train_bonding(args):
+    import jax
+    import jax.numpy as jnp
+
+    channels = 2 if args.merge else R
+    feats, graphs, ids, labels = load_with_ids(Path(args.data))
+    corpus = read_corpus(args.corpus)
+    excluded = set(read_corpus(args.exclude).keys()) if args.exclude else set()
+    rng = np.random.default_rng(args.seed)
+    pairs, stats = mine_pairs(ids, labels, corpus, excluded, rng, args.max_pairs)
+    stats["excluded_passages"] = len(excluded)
+    print(json.dumps(stats), file=sys.stderr)
+    key = jax.random.PRNGKey(args.seed)
+    glorot = np.sqrt(2.0 / (F + H))
+    params = {"w": jax.random.normal(key, (channels, F, H)) * glorot}
+
+    def encode(w, x, a):
+        xw = jnp.einsum("bnf,cfh->bcnh", x, w)
+        h = jax.nn.relu(jnp.einsum("bcij,bcjh->bih", a, xw))
+        return h.sum(axis=1)
+
+    def unit(z):
+        return z / (jnp.linalg.norm(z, axis=1, keepdims=True) + 1e-8)
+
+    def loss_fn(p, x, a, nb):
+        z = unit(encode(p["w"], x, a))
+        za, zb, zn = z[:nb], z[nb : 2 * nb], z[2 * nb :]
+        pos_all = za @ zb.T / args.temperature  # [nb, nb]
+        hard = jnp.sum(za * zn, axis=1, keepdims=True) / args.temperature
+        logits = jnp.concatenate([pos_all, hard], axis=1)
+        labels_ = jnp.arange(nb)
+        l1 = -jnp.mean(jax.nn.log_softmax(logits, axis=1)[labels_, labels_])
+        l2 = -jnp.mean(jax.nn.log_softmax(pos_all.T, axis=1)[labels_, labels_])
+        return (l1 + l2) / 2
+
+    m = jax.tree_util.tree_map(jnp.zeros_like, params)
+    v = jax.tree_util.tree_map(jnp.zeros_like, params)
+    b1, b2, eps = 0.9, 0.999, 1e-8
+
+    from functools import partial
+
+    @partial(jax.jit, static_argnums=(6,))
+    def step(p, m, v, t, x, a, nb):
+        loss, g = jax.value_and_grad(loss_fn)(p, x, a, nb)
+        m = jax.tree_util.tree_map(lambda m, g: b1 * m + (1 - b1) * g, m, g)
+        v = jax.tree_util.tree_map(lambda v, g: b2 * v + (1 - b2) * g * g, v, g)
+        mh = jax.tree_util.tree_map(lambda m: m / (1 - b1**t), m)
+        vh = jax.tree_util.tree_map(lambda v: v / (1 - b2**t), v)
+        p = jax.tree_util.tree_map(lambda p, mh, vh: p - args.lr * mh / (jnp.sqrt(vh) + eps), p, mh, vh)
+        return p, m, v, loss
+
+    size = lambda i: len(graphs[i][0]) if graphs[i] is not None else 1
+    order = sorted(range(len(pairs)), key=lambda k: max(size(i) for i in pairs[k]))
+    batches = [order[i : i + args.batch] for i in range(0, len(order), args.batch)]
+    batches = [bt for bt in batches if len(bt) == args.batch]
+    t = 0
+    start = time.time()
+    for epoch in range(args.epochs):
+        rng.shuffle(batches)
+        total = 0.0
+        for bt in batches:
+            gs = [graphs[pairs[k][0]] for k in bt] + [graphs[pairs[k][1]] for k in bt] + [graphs[pairs[k][2]] for k in bt]
+            x, a = batch_tensors(feats, gs, args.beta, channels, args.merge)
+            t += 1
+            params, m, v, loss = step(params, m, v, t, x, a, len(bt))
+            total += float(loss)
+        print(f"epoch {epoch + 1}: loss {total / len(batches):.4f} ({time.time() - start:.0f} s)", file=sys.stderr)
+    # held-in sanity: mean cosine of pairs vs hard negatives on the last batch order
+    w = np.asarray(params["w"], dtype=np.float32)
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    np.save(out.with_suffix(".f32.npy"), w)
+    export_onnx(w, out)
+    print(f"wrote {out} ({out.stat().st_size} bytes) and {out.with_suffix('.f32.npy')}", file=sys.stderr)
+
+
+def load_with_ids(data: Path):
+    """As load, keeping every line (an empty graph is None) with its passage id and labels."""
+    feats = np.fromfile(data / "features.f32", dtype="<f4").reshape(-1, F)
+    graphs, ids, labels = [], [], []
+    with (data / "graphs.jsonl").open() as f:
+        for line in f:
+            g = json.loads(line)
+            ids.append(g["id"])
+            labels.append(g.get("labels", []))
+            if not g["nodes"]:
+                graphs.append(None)
+                continue
+            graphs.append(
+                (
+                    np.asarray(g["nodes"], dtype=np.int64),
+                    np.asarray(g["edges"], dtype=np.float32).reshape(-1, 4),
+                    np.asarray(g["min"], dtype=bool),
+                )
+            )
+    return feats, graphs, ids, labels
 
 
 def forward_np(w, x, a):
@@ -299,6 +517,10 @@ def main():
     t.add_argument("--feat-mask", type=float, default=0.2)
     t.add_argument("--beta", type=float, default=1.5, help="β_cage on min-out-degree features (edges carry it from the export)")
     t.add_argument("--seed", type=int, default=7)
+    t.add_argument("--objective", choices=["graphcl", "bonding"], default="graphcl")
+    t.add_argument("--corpus", nargs="*", default=[], help="bonding: corpus.jsonl files (titles and texts)")
+    t.add_argument("--exclude", nargs="*", default=[], help="bonding: corpus.jsonl files whose passages stay out of every pair")
+    t.add_argument("--max-pairs", type=int, default=12000)
     c = sub.add_parser("check")
     c.add_argument("--model", required=True)
     c.add_argument("--dump", required=True)
@@ -306,7 +528,10 @@ def main():
     c.add_argument("--f32", help="the float32 weights train wrote (MODEL.f32.npy), for the int8-vs-f32 cosine")
     args = ap.parse_args()
     if args.cmd == "train":
-        train(args)
+        if args.objective == "bonding":
+            train_bonding(args)
+        else:
+            train(args)
         return 0
     return check(args)
 

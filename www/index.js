@@ -25,7 +25,7 @@ const GRAPH_METHODS = ['hipporag', 'catrag'];
 const STATIC_EMBEDDER_METHODS = ['dense', 'hybrid'];
 // CAGE (issue 7): a first stage's top 20 reranked by passage-graph coherence; see the CAGE section.
 const CAGE_METHODS = ['cage', 'bm25+cage', 'catrag+cage'];
-const CAGE_SCORE_NAME = 'CAGE fused score: α · relevance + (1 − α) · min–max(coherence) over the 20 candidates, α = 0.8';
+const CAGE_SCORE_NAME = 'CAGE fused score: α · first-stage score (min–max) + (1 − α) · min–max(coherence) over the 20 candidates';
 /** The embedder the worker loads on demand for a method, or null. */
 function embedderFor(method) {
   if (STATIC_EMBEDDER_METHODS.includes(method)) return 'static';
@@ -274,6 +274,7 @@ const PHASES = {
   embedding: 'Embedding passages',
   'loading-model': 'Preparing the MiniLM model (a few seconds)',
   'embedding-minilm': 'Embedding passages with MiniLM',
+  'cage-embed': 'Computing CAGE graph embeddings (once per passage)',
   extract: 'Extracting triples (OpenIE)',
   'graph-embed': 'Embedding entities and facts',
   synonyms: 'Linking synonym entities',
@@ -618,7 +619,7 @@ function renderResults({ id: searchId, hits, ms: took, method = 'bm25', explanat
     el.resultsMeta.textContent = 'Nothing matches: no passage shares a word with this query (common words such as “the” are ignored).';
   } else {
     el.resultsMeta.textContent = `${hits.length} ${hits.length === 1 ? 'result' : 'results'} in ${ms(took)} · ${METHOD_SHORT[method] || method}`;
-    if (cage) el.resultsMeta.textContent += ` (${cage.candidates} candidates reranked; R-GCN ${ms(cage.encodeMs)})`;
+    if (cage) el.resultsMeta.textContent += ` (${cage.candidates} candidates reranked from stored graph embeddings in ${ms(cage.rerankMs)}${cage.embedded ? `; ${cage.embedded} new passages embedded first, ${ms(cage.embedMs)}` : ''})`;
   }
 
   el.questionInfo.hidden = !question;

@@ -77,6 +77,10 @@ mod cli {
         /// embedding table).
         #[arg(long)]
         no_dense: bool,
+        /// Also compute CAGE's graph embedding of every passage (methods cage, bm25+cage and
+        /// catrag+cage; needs a build with `--features cage`; 133 bytes per passage).
+        #[arg(long)]
+        cage: bool,
         /// The widget's default method (the div's data-method attribute overrides it).
         #[arg(long, default_value = "bm25")]
         method: String,
@@ -191,10 +195,16 @@ mod cli {
         /// CAGE ablation: the plain GCN (one relation type; its own trained model).
         #[arg(long)]
         plain_gcn: bool,
-        /// CAGE's relevance term: `cosine` (METHOD.md §4, the default) or `first-stage` (the first
-        /// stage's scores, min-max normalised: keeps CatRAG's or BM25's order for coherence to break).
+        /// CAGE's relevance term: `first-stage` (the default: the first stage's scores, min-max
+        /// normalised, so coherence only reorders close candidates) or `cosine` (METHOD.md §4).
         #[arg(long, value_name = "cosine|first-stage")]
         cage_relevance: Option<String>,
+        /// CAGE anchors m: coherence with the first stage's top m candidates (0 = all N).
+        #[arg(long)]
+        anchors: Option<usize>,
+        /// CAGE ablation: the diversity-trained (GraphCL) R-GCN instead of the bonding-trained one.
+        #[arg(long)]
+        graphcl: bool,
     }
 
     impl CageArgs {
@@ -211,6 +221,10 @@ mod cli {
             }
             c.no_reweight |= self.no_reweight;
             c.plain_gcn |= self.plain_gcn;
+            c.graphcl |= self.graphcl;
+            if let Some(m) = self.anchors {
+                c.anchors = m;
+            }
             if let Some(r) = &self.cage_relevance {
                 c.relevance = serde_json::from_value(json!(r))
                     .map_err(|_| format!("--cage-relevance {r:?}: expected cosine or first-stage"))?;
@@ -237,9 +251,21 @@ mod cli {
     #[cfg(feature = "cage")]
     fn load_cage() -> CliResult<Rc<cairn::cage::Cage>> {
         use cairn::cage::tract::RgcnModel;
-        let rgcn = RgcnModel::bundled_rgcn().map_err(|e| e.to_string())?;
+        // CAIRN_CAGE_MODEL: another R-GCN ONNX file in place of the bundled one (to evaluate a
+        // freshly trained encoder without rebuilding).
+        let rgcn = match std::env::var_os("CAIRN_CAGE_MODEL") {
+            Some(path) => {
+                let bytes = std::fs::read(&path).map_err(|e| format!("{}: {e}", Path::new(&path).display()))?;
+                RgcnModel::from_onnx_bytes(&bytes).map_err(|e| e.to_string())?
+            }
+            None => RgcnModel::bundled_rgcn().map_err(|e| e.to_string())?,
+        };
         let gcn = RgcnModel::bundled_gcn().map_err(|e| e.to_string())?;
-        Ok(Rc::new(cairn::cage::Cage::new(Rc::new(rgcn), Some(Rc::new(gcn))).map_err(|e| e.to_string())?))
+        let graphcl = RgcnModel::bundled_graphcl().map_err(|e| e.to_string())?;
+        let cage = cairn::cage::Cage::new(Rc::new(rgcn), Some(Rc::new(gcn)))
+            .and_then(|c| c.with_graphcl(Rc::new(graphcl)))
+            .map_err(|e| e.to_string())?;
+        Ok(Rc::new(cage))
     }
 
     #[cfg(not(feature = "cage"))]
@@ -895,6 +921,9 @@ mod cli {
                 }
             }
         }
+        if embedders.cage.is_some() && method.cage_first_stage().is_some() {
+            index.compute_cage_z(&mut |_, _| {}).map_err(|e| e.to_string())?;
+        }
         Ok(index)
     }
 
@@ -1063,6 +1092,16 @@ mod cli {
         }
         let graph_ms = ms(clock);
         let clock = Instant::now();
+        if a.cage {
+            if embedder.is_none() {
+                return Err("--cage needs the static embedder (drop --no-dense)".into());
+            }
+            index.attach_cage(load_cage()?);
+            index.compute_cage_z(&mut |_, _| {}).map_err(|e| e.to_string())?;
+        }
+        let cage_ms = ms(clock);
+        let cage_bytes = index.cage_embeddings().map(|z| 17 + z.rows() * (z.dim() + 5));
+        let clock = Instant::now();
         let bytes = index.to_bytes().map_err(|e| e.to_string())?;
         let save_ms = ms(clock);
         let clock = Instant::now();
@@ -1095,7 +1134,7 @@ mod cli {
         let methods: Vec<&str> =
             Method::ALL.into_iter().filter(|m| index.supports(*m)).map(Method::name).collect();
         let manifest = json!({
-            "format_version": cairn::index::format::FORMAT_VERSION,
+            "format_version": bytes.get(8..12).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
             "index": "index.cairn.gz",
             "passages": stats.passages,
             "text_bytes": stats.text_bytes,
@@ -1126,6 +1165,8 @@ mod cli {
                 "index_bytes_per_mb_text": per_mb(bytes.len()),
                 "index_gz_bytes_per_mb_text": per_mb(gz.len()),
                 "wasm_bytes": wasm_bytes,
+                "cage_z_bytes": cage_bytes,
+                "cage_ms": cage_ms,
                 "graph": index.knowledge_graph().map(|g| json!(g.report().counts)),
                 "read_ms": read_ms,
                 "build_ms": build_ms,

@@ -13,6 +13,7 @@
 //! contradiction of that kind is not caught.
 
 pub mod graph;
+pub mod store;
 #[cfg(feature = "cage")]
 pub mod tract;
 
@@ -23,6 +24,7 @@ use crate::error::{Error, Result};
 use crate::text::Pipeline;
 
 pub use graph::{Edge, PassageGraph, MAX_NODES, NUM_RELATIONS, RELATIONS};
+pub use store::{EncoderKey, GraphEmbeddings};
 
 /// CAGE's parameters (METHOD.md §4). Serde names are the field names; `{}` is the default.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -41,8 +43,17 @@ pub struct CageConfig {
     pub no_reweight: bool,
     /// Ablation: the plain GCN (one relation type; its own trained model) instead of the R-GCN.
     pub plain_gcn: bool,
-    /// What the fusion's relevance term is (default [`CageRelevance::Cosine`], METHOD.md §4).
+    /// What the fusion's relevance term is (default [`CageRelevance::FirstStage`]: the first
+    /// stage's own scores, so coherence can only move a candidate past others whose normalised
+    /// first-stage score is within `(1 − α)/α` of its own; see `docs/method/cage.md`).
     pub relevance: CageRelevance,
+    /// Anchors m: coherence of a candidate is its mean cosine with the first stage's top m
+    /// candidates (other than itself) instead of with all N; 0 = all N (METHOD.md §4's mean).
+    /// A multi-hop chain's next passage bonds with the passage the first stage is surest of,
+    /// not with the average candidate. Default 0 until the grid says otherwise.
+    pub anchors: usize,
+    /// Ablation: the diversity-trained (GraphCL) encoder instead of the bonding-trained one.
+    pub graphcl: bool,
 }
 
 /// The query-relevance term of CAGE's fusion.
@@ -53,10 +64,10 @@ pub struct CageConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CageRelevance {
-    /// cos(query, p) with the static embedder (METHOD.md §4). The default.
-    #[default]
+    /// cos(query, p) with the static embedder (METHOD.md §4).
     Cosine,
-    /// The first stage's own scores, min–max normalised over the N candidates (0–1).
+    /// The first stage's own scores, min–max normalised over the N candidates (0–1). The default.
+    #[default]
     FirstStage,
 }
 
@@ -68,7 +79,9 @@ impl Default for CageConfig {
             candidates: 20,
             no_reweight: false,
             plain_gcn: false,
-            relevance: CageRelevance::Cosine,
+            relevance: CageRelevance::FirstStage,
+            anchors: 0,
+            graphcl: false,
         }
     }
 }
@@ -108,6 +121,9 @@ impl CageConfig {
         }
         if self.plain_gcn {
             v.push("--plain-gcn");
+        }
+        if self.graphcl {
+            v.push("--graphcl");
         }
         v
     }
@@ -180,6 +196,9 @@ pub trait GraphEncoder {
     fn channels(&self) -> usize;
     /// Node feature dimension the model expects (256: the static embedder's).
     fn feature_dim(&self) -> usize;
+    /// CRC32 of the model's ONNX bytes: identifies the encoder its stored graph embeddings were
+    /// made with ([`EncoderKey`]).
+    fn fingerprint(&self) -> u32;
     /// Embed every graph of `batch`: `batch.batch × dim()` floats, row-major.
     ///
     /// # Errors
@@ -205,22 +224,46 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
 /// CAGE coherence (METHOD.md §4): for `z` holding `n` row vectors of length `dim`,
 /// `coh(p) = mean_{q ≠ p} cos(Z_p, Z_q)`; a single candidate has coherence 0.
 pub fn coherence(z: &[f32], dim: usize) -> Vec<f32> {
+    coherence_from_cosines(&cosine_matrix(z, dim), 0)
+}
+
+/// The `n × n` cosine matrix (row-major) of `z`'s `n = z.len() / dim` rows.
+pub fn cosine_matrix(z: &[f32], dim: usize) -> Vec<f32> {
     let n = if dim == 0 { 0 } else { z.len() / dim };
     let rows: Vec<&[f32]> = z.chunks_exact(dim.max(1)).take(n).collect();
-    let mut coh = vec![0.0f32; n];
-    if n < 2 {
-        return coh;
-    }
+    let mut cos = vec![0.0f32; n * n];
     for p in 0..n {
-        let mut s = 0.0f32;
-        for q in 0..n {
-            if p != q {
-                s += cosine(rows[p], rows[q]);
-            }
+        for q in p..n {
+            let c = cosine(rows[p], rows[q]);
+            cos[p * n + q] = c;
+            cos[q * n + p] = c;
         }
-        coh[p] = s / (n - 1) as f32;
     }
-    coh
+    cos
+}
+
+/// Coherence from a candidates' cosine matrix `cos` (`n × n`, candidates in first-stage order):
+/// with `anchors = 0`, `coh(p) = mean_{q ≠ p} cos(p, q)` (METHOD.md §4); with `anchors = m > 0`,
+/// the mean over the first stage's top `m` candidates other than p (`min(m, n)` of them), so
+/// a candidate scores by how it bonds with what the first stage is surest of. A candidate with
+/// no other candidate to compare with has 0.
+pub fn coherence_from_cosines(cos: &[f32], anchors: usize) -> Vec<f32> {
+    let n = (cos.len() as f64).sqrt() as usize;
+    let m = if anchors == 0 { n } else { anchors.min(n) };
+    (0..n)
+        .map(|p| {
+            let (mut s, mut k) = (0.0f32, 0usize);
+            for q in (0..m).filter(|&q| q != p) {
+                s += cos[p * n + q];
+                k += 1;
+            }
+            if k == 0 {
+                0.0
+            } else {
+                s / k as f32
+            }
+        })
+        .collect()
 }
 
 /// Min–max normalisation to [0, 1]; all equal (or empty) gives all 0.
@@ -257,6 +300,7 @@ pub struct Cage {
     pipeline: Pipeline,
     rgcn: std::rc::Rc<dyn GraphEncoder>,
     gcn: Option<std::rc::Rc<dyn GraphEncoder>>,
+    graphcl: Option<std::rc::Rc<dyn GraphEncoder>>,
 }
 
 impl std::fmt::Debug for Cage {
@@ -289,7 +333,53 @@ impl Cage {
                 )));
             }
         }
-        Ok(Cage { pipeline: Pipeline::english()?, rgcn, gcn })
+        Ok(Cage { pipeline: Pipeline::english()?, rgcn, gcn, graphcl: None })
+    }
+
+    /// Add the diversity-trained (GraphCL) R-GCN for the `graphcl` ablation.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when it does not take [`NUM_RELATIONS`] channels.
+    pub fn with_graphcl(mut self, graphcl: std::rc::Rc<dyn GraphEncoder>) -> Result<Cage> {
+        if graphcl.channels() != NUM_RELATIONS {
+            return Err(Error::Config(format!(
+                "the GraphCL R-GCN takes {} adjacency channels, Cairn's relation set has {NUM_RELATIONS}",
+                graphcl.channels()
+            )));
+        }
+        self.graphcl = Some(graphcl);
+        Ok(self)
+    }
+
+    /// The encoder `config` selects: the plain GCN (`plain_gcn`), the GraphCL R-GCN
+    /// (`graphcl`) or the default R-GCN.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when the selected ablation's model is not attached.
+    pub fn encoder(&self, config: &CageConfig) -> Result<&std::rc::Rc<dyn GraphEncoder>> {
+        if config.plain_gcn {
+            self.gcn.as_ref().ok_or_else(|| {
+                Error::Config("the plain-GCN ablation needs the GCN model (assets/cage/gcn-int8.onnx)".into())
+            })
+        } else if config.graphcl {
+            self.graphcl.as_ref().ok_or_else(|| {
+                Error::Config("the GraphCL ablation needs its model (assets/cage/rgcn-graphcl-int8.onnx)".into())
+            })
+        } else {
+            Ok(&self.rgcn)
+        }
+    }
+
+    /// What graph embeddings computed under `config` are keyed by ([`EncoderKey`]).
+    ///
+    /// # Errors
+    /// As [`Cage::encoder`].
+    pub fn key(&self, config: &CageConfig) -> Result<EncoderKey> {
+        Ok(EncoderKey {
+            model: self.encoder(config)?.fingerprint(),
+            beta: config.effective_beta(),
+            merged: config.plain_gcn,
+        })
     }
 
     /// The passage graph of `(title, text)` with β as configured.
@@ -301,7 +391,7 @@ impl Cage {
     /// Graph embeddings `Z` (`passages.len() × dim`) of `(title, text)` passages, one batch.
     ///
     /// # Errors
-    /// [`Error::Config`] for `plain_gcn` without a GCN model, or a feature embedder whose
+    /// [`Error::Config`] for an ablation without its model, or a feature embedder whose
     /// dimension is not the model's; the encoder's and the embedder's errors.
     pub fn embed_graphs(
         &self,
@@ -309,13 +399,7 @@ impl Cage {
         features: &dyn Embedder,
         config: &CageConfig,
     ) -> Result<(Vec<f32>, usize)> {
-        let encoder = if config.plain_gcn {
-            self.gcn.as_ref().ok_or_else(|| {
-                Error::Config("the plain-GCN ablation needs the GCN model (assets/cage/gcn-int8.onnx)".into())
-            })?
-        } else {
-            &self.rgcn
-        };
+        let encoder = self.encoder(config)?;
         if features.dim() != encoder.feature_dim() {
             return Err(Error::Config(format!(
                 "CAGE node features are {}-d but the model takes {}-d",
@@ -355,14 +439,17 @@ impl Cage {
             return Ok(Vec::new());
         }
         let (z, dim) = self.embed_graphs(passages, features, config)?;
-        rerank_with(relevance, &z, dim, config.alpha)
+        if dim == 0 || z.len() != relevance.len() * dim {
+            return Err(Error::Config(format!("the encoder returned {} floats for {} graphs", z.len(), passages.len())));
+        }
+        rerank_cosines(relevance, &cosine_matrix(&z, dim), config.alpha, config.anchors)
     }
 }
 
 /// Coherence, fusion and ranking (METHOD.md §4) given the candidates' graph embeddings `z`
 /// (`relevance.len() × dim`, row-major, from any [`GraphEncoder`], for example one that runs in
 /// another wasm package): every candidate with its fused score, best first (ties by input
-/// position).
+/// position). Coherence is the mean over all other candidates.
 ///
 /// # Errors
 /// [`Error::Config`] when `z` does not hold `relevance.len()` rows of `dim`, or α is outside
@@ -375,12 +462,27 @@ pub fn rerank_with(relevance: &[f32], z: &[f32], dim: usize, alpha: f32) -> Resu
             z.len()
         )));
     }
+    rerank_cosines(relevance, &cosine_matrix(z, dim), alpha, 0)
+}
+
+/// Coherence ([`coherence_from_cosines`] with `anchors`), fusion and ranking given the
+/// candidates' cosine matrix (`n × n`, candidates in first-stage order; from stored graph
+/// embeddings, [`GraphEmbeddings::cosines`]): every candidate with its fused score, best
+/// first (ties by input position).
+///
+/// # Errors
+/// [`Error::Config`] when `cos` is not `relevance.len()²` values or α is outside [0, 1].
+pub fn rerank_cosines(relevance: &[f32], cos: &[f32], alpha: f32, anchors: usize) -> Result<Vec<Reranked>> {
+    let n = relevance.len();
+    if cos.len() != n * n {
+        return Err(Error::Config(format!("expected a {n}×{n} cosine matrix, got {} values", cos.len())));
+    }
     if !(0.0..=1.0).contains(&alpha) {
         return Err(Error::Config(format!("cage.alpha must be in [0, 1], got {alpha}")));
     }
-    let coh = coherence(z, dim);
+    let coh = coherence_from_cosines(cos, anchors);
     let fused = fuse(alpha, relevance, &coh);
-    let mut out: Vec<Reranked> = (0..relevance.len())
+    let mut out: Vec<Reranked> = (0..n)
         .map(|i| Reranked { candidate: i, score: fused[i], relevance: relevance[i], coherence: coh[i] })
         .collect();
     out.sort_by(|a, b| {

@@ -169,6 +169,9 @@ impl GraphEncoder for SumEncoder {
     fn feature_dim(&self) -> usize {
         2
     }
+    fn fingerprint(&self) -> u32 {
+        0x5u32 + self.channels as u32
+    }
     fn encode(&self, b: &GraphBatch) -> Result<Vec<f32>> {
         assert_eq!(b.channels, self.channels);
         let mut z = vec![0.0; b.batch * 2];
@@ -211,4 +214,78 @@ fn rerank_fuses_relevance_and_coherence() {
     assert!(cage.rerank(&passages, &[0.1, 0.2, 0.3], &fruit, &gcn).is_err());
     assert!(Cage::new(Rc::new(SumEncoder { channels: 3 }), None).is_err());
     assert!(cage.rerank(&[], &[], &fruit, &config).unwrap().is_empty());
+}
+
+#[test]
+fn stored_embeddings_quantise_and_give_cosines_by_hand() {
+    let key = EncoderKey { model: 1, beta: 1.5, merged: false };
+    let mut z = GraphEmbeddings::new(key, 2, 3);
+    assert_eq!(z.missing(), [0, 1, 2]);
+    z.set(0, &[2.0, 0.0]).unwrap();
+    z.set(1, &[0.0, -0.5]).unwrap();
+    z.set(2, &[1.0, 1.0]).unwrap();
+    // Row 1: scale 0.5 / 127, codes (0, −127).
+    let (codes, scale) = z.row(1).unwrap();
+    assert_eq!(codes, [0, -127]);
+    assert!((scale - 0.5 / 127.0).abs() < 1e-9);
+    // cos(z0, z1) = 0, cos(z0, z2) = 1/√2, cos(z1, z2) = −1/√2.
+    let cos = z.cosines(&[0, 1, 2]).unwrap();
+    let h = std::f32::consts::FRAC_1_SQRT_2;
+    let want = [1.0, 0.0, h, 0.0, 1.0, -h, h, -h, 1.0];
+    for (x, w) in cos.iter().zip(want) {
+        assert!((x - w).abs() < 1e-6, "{x} vs {w}");
+    }
+    // Coherence over all: [h/2, −h/2, 0]; with anchors = 1 (the first candidate only):
+    // [0 (no other anchor), 0, h].
+    let all = coherence_from_cosines(&cos, 0);
+    for (x, w) in all.iter().zip([h / 2.0, -h / 2.0, 0.0]) {
+        assert!((x - w).abs() < 1e-6);
+    }
+    let anchored = coherence_from_cosines(&cos, 1);
+    for (x, w) in anchored.iter().zip([0.0, 0.0, h]) {
+        assert!((x - w).abs() < 1e-6);
+    }
+    // anchors = 2: p0 vs {1} = 0; p1 vs {0} = 0; p2 vs {0, 1} = 0.
+    for x in coherence_from_cosines(&cos, 2) {
+        assert!(x.abs() < 1e-6);
+    }
+    // Errors, not panics.
+    assert!(z.set(3, &[1.0, 0.0]).is_err());
+    assert!(z.set(0, &[1.0]).is_err());
+    assert!(z.set(0, &[f32::NAN, 0.0]).is_err());
+    let mut grown = z.clone();
+    grown.resize(4);
+    assert_eq!(grown.missing(), [3]);
+    assert!(grown.cosines(&[0, 3]).is_err());
+    assert!(z.cosines(&[7]).is_err());
+    // The zero row has scale 0 and cosine 0 with everything.
+    let mut zero = GraphEmbeddings::new(key, 2, 2);
+    zero.set(0, &[0.0, 0.0]).unwrap();
+    zero.set(1, &[1.0, 0.0]).unwrap();
+    assert_eq!(zero.cosines(&[0, 1]).unwrap(), [0.0, 0.0, 0.0, 1.0]);
+}
+
+#[test]
+fn first_stage_fusion_moves_a_candidate_only_past_close_scores() {
+    // Relevance (min-max normalised first stage) 1, 0.95, 0.5, 0; coherence favours the last.
+    // α = 0.8: a candidate can pass only one within (1 − α)/α = 0.25 of its normalised score.
+    let relevance = [1.0, 0.95, 0.5, 0.0];
+    let n = 4;
+    let mut cos = vec![0.0f32; n * n];
+    for i in 0..n {
+        cos[i * n + i] = 1.0;
+    }
+    // cand 1 bonds with cand 3 and 2 strongly; cand 0 bonds with nobody.
+    for (p, q, c) in [(1, 2, 0.9), (1, 3, 0.9), (2, 3, 0.9)] {
+        cos[p * n + q] = c;
+        cos[q * n + p] = c;
+    }
+    let out = rerank_cosines(&relevance, &cos, 0.8, 0).unwrap();
+    let order: Vec<usize> = out.iter().map(|r| r.candidate).collect();
+    // coh = [0, 0.6, 0.6, 0.6] → minmax [0, 1, 1, 1]; fused = 0.8, 0.96, 0.6, 0.2.
+    assert_eq!(order, [1, 0, 2, 3]);
+    assert!((out[0].score - 0.96).abs() < 1e-6);
+    assert!((out[3].score - 0.2).abs() < 1e-6);
+    assert!(rerank_cosines(&relevance, &cos[..4], 0.8, 0).is_err());
+    assert!(rerank_cosines(&relevance, &cos, 1.5, 0).is_err());
 }

@@ -21,6 +21,7 @@ pub struct RgcnModel {
     feature_dim: usize,
     channels: usize,
     dim: usize,
+    fingerprint: u32,
 }
 
 impl std::fmt::Debug for RgcnModel {
@@ -57,6 +58,15 @@ impl RgcnModel {
     /// As [`RgcnModel::from_onnx_bytes`] (never, for the shipped file).
     pub fn bundled_rgcn() -> Result<RgcnModel> {
         Self::from_onnx_bytes(include_bytes!("../../assets/cage/rgcn-int8.onnx"))
+    }
+
+    /// The diversity-trained (GraphCL) R-GCN shipped for the `graphcl` ablation
+    /// (`assets/cage/rgcn-graphcl-int8.onnx`, 10 channels).
+    ///
+    /// # Errors
+    /// As [`RgcnModel::from_onnx_bytes`].
+    pub fn bundled_graphcl() -> Result<RgcnModel> {
+        Self::from_onnx_bytes(include_bytes!("../../assets/cage/rgcn-graphcl-int8.onnx"))
     }
 
     /// The plain-GCN ablation shipped in the crate (`assets/cage/gcn-int8.onnx`, 2 channels).
@@ -107,7 +117,7 @@ impl RgcnModel {
             return Err(model_error(format!("expected an output of shape [batch, H], found {out:?}")));
         };
         let plan = typed.into_runnable().map_err(|e| tract_error("planning the graph", &e))?;
-        Ok(RgcnModel { plan, feature_dim, channels, dim })
+        Ok(RgcnModel { plan, feature_dim, channels, dim, fingerprint: crc32fast::hash(bytes) })
     }
 }
 
@@ -122,6 +132,10 @@ impl GraphEncoder for RgcnModel {
 
     fn feature_dim(&self) -> usize {
         self.feature_dim
+    }
+
+    fn fingerprint(&self) -> u32 {
+        self.fingerprint
     }
 
     fn encode(&self, batch: &GraphBatch) -> Result<Vec<f32>> {

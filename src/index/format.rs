@@ -1,7 +1,8 @@
 //! The index file: an [`super::Index`] as bytes, to save, load, ship with a static site and
 //! share (issue 8). Written by [`super::Index::to_bytes`], read by [`super::Index::from_bytes`].
 //!
-//! **Layout, version 1.** Little-endian throughout; every length is explicit; nothing comes from
+//! **Layout, versions 1 and 2** (2 adds the `cage-z` section; a file without it is written as
+//! version 1, byte for byte as before). Little-endian throughout; every length is explicit; nothing comes from
 //! a serde-derived binary layout that could change silently.
 //!
 //! ```text
@@ -45,7 +46,12 @@ use crate::error::{Error, Result};
 pub const MAGIC: [u8; 8] = *b"CAIRNIDX";
 
 /// The format version this build writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
+
+/// The version written for a file without CAGE graph embeddings (its bytes are those of a
+/// version-1 file, so such files stay readable by older builds); a file with them is version 2
+/// ([`SectionKind::CageZ`]), which an older build rejects as a newer version.
+pub const FORMAT_VERSION_WITHOUT_CAGE: u32 = 1;
 
 /// Bytes before the section table: magic, version, section count.
 const HEADER_LEN: usize = 16;
@@ -70,6 +76,11 @@ pub enum SectionKind {
     Graph = 4,
     /// The graph's build report as UTF-8 JSON (timings `null`).
     GraphReport = 5,
+    /// CAGE's per-passage graph embeddings `Z` (format version 2; [`crate::cage::store`]):
+    /// encoder fingerprint (u32), β (f32), merged channels (u8), dimension (u32), rows (u32),
+    /// then per row a presence byte (0/1), then per row its scale (f32), then rows × dimension
+    /// int8 codes (`z ≈ code · scale`). 128 + 5 bytes per passage.
+    CageZ = 6,
 }
 
 impl SectionKind {
@@ -81,6 +92,7 @@ impl SectionKind {
             3 => Some(SectionKind::Dense),
             4 => Some(SectionKind::Graph),
             5 => Some(SectionKind::GraphReport),
+            6 => Some(SectionKind::CageZ),
             _ => None,
         }
     }
@@ -93,6 +105,7 @@ impl SectionKind {
             SectionKind::Dense => "dense",
             SectionKind::Graph => "graph",
             SectionKind::GraphReport => "graph-report",
+            SectionKind::CageZ => "cage-z",
         }
     }
 }
@@ -241,7 +254,12 @@ pub(crate) fn assemble(sections: &[(SectionKind, Vec<u8>)]) -> Result<Vec<u8>> {
     let total = table_end + 4 + sections.iter().map(|(_, b)| b.len()).sum::<usize>();
     let mut out = Vec::with_capacity(total);
     out.extend_from_slice(&MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    let version = if sections.iter().any(|(k, _)| *k == SectionKind::CageZ) {
+        FORMAT_VERSION
+    } else {
+        FORMAT_VERSION_WITHOUT_CAGE
+    };
+    out.extend_from_slice(&version.to_le_bytes());
     let mut w = Writer::default();
     w.len(n)?;
     out.extend_from_slice(&w.buf);
@@ -330,6 +348,9 @@ pub(crate) fn split(bytes: &[u8]) -> Result<Vec<(SectionKind, &[u8])>> {
                 "section {}'s checksum does not match (stored {crc:08x}, computed {computed:08x})",
                 kind.name()
             )));
+        }
+        if kind == SectionKind::CageZ && version < 2 {
+            return Err(Error::IndexCorrupt("a version-1 file holds a cage-z section".into()));
         }
         out.push((kind, body));
         expected_offset = end;

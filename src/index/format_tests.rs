@@ -163,11 +163,61 @@ fn future_version_is_rejected_with_its_version() {
     let mut bytes = index.to_bytes().unwrap();
     bytes[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
     let err = load(&bytes, &e).unwrap_err();
-    assert!(matches!(err, Error::IndexVersion { found: 2, supported: 1 }), "{err}");
+    assert!(matches!(err, Error::IndexVersion { found: 3, supported: 2 }), "{err}");
     assert_eq!(
         err.to_string(),
-        "the index file has format version 2; this Cairn reads version 1 and older: update Cairn or rebuild the index"
+        "the index file has format version 3; this Cairn reads version 2 and older: update Cairn or rebuild the index"
     );
+}
+
+/// A file without CAGE graph embeddings is written as version 1 (its bytes unchanged); with
+/// them, version 2 with a `cage-z` section that loads back row for row and ranks the CAGE
+/// methods identically with no encoder attached (no R-GCN at query time).
+#[test]
+fn cage_embeddings_round_trip_in_version_2() {
+    let (mut index, e, questions) = sample();
+    let v1 = index.to_bytes().unwrap();
+    assert_eq!(&v1[8..12], &1u32.to_le_bytes());
+    let n = index.corpus().len();
+    let dim = 8;
+    // Deterministic, varied rows: z[i][j] = sin(i·7 + j) · (1 + i mod 3).
+    let z: Vec<f32> =
+        (0..n * dim).map(|k| ((k / dim * 7 + k % dim) as f32).sin() * (1 + (k / dim) % 3) as f32).collect();
+    let key = crate::cage::EncoderKey { model: 0xC0FFEE, beta: 1.5, merged: false };
+    // Half first (memoised rows survive), then the rest.
+    let first: Vec<usize> = (0..n / 2).collect();
+    index.store_cage_z(key, &first, &z[..n / 2 * dim], dim).unwrap();
+    assert!(!index.supports(Method::Cage), "half the passages have no Z yet");
+    assert_eq!(index.cage_missing(key), (n / 2..n).collect::<Vec<_>>());
+    let rest: Vec<usize> = (n / 2..n).collect();
+    index.store_cage_z(key, &rest, &z[n / 2 * dim..], dim).unwrap();
+    assert!(index.supports(Method::Cage) && index.supports(Method::Bm25Cage) && index.supports(Method::CatragCage));
+    let bytes = index.to_bytes().unwrap();
+    assert_eq!(&bytes[8..12], &2u32.to_le_bytes());
+    assert_eq!(bytes.len(), v1.len() + 24 + 17 + n * (dim + 5));
+    let loaded = load(&bytes, &e).unwrap();
+    assert_eq!(loaded.cage_embeddings(), index.cage_embeddings());
+    // int8 storage: each stored row is within half a quantisation step of z.
+    let stored = loaded.cage_embeddings().unwrap();
+    for i in 0..n {
+        let row = stored.row_f32(i).unwrap();
+        let (_, scale) = stored.row(i).unwrap();
+        for j in 0..dim {
+            assert!((row[j] - z[i * dim + j]).abs() <= scale / 2.0 + 1e-6);
+        }
+    }
+    for m in [Method::Cage, Method::Bm25Cage, Method::CatragCage] {
+        for q in questions.iter().take(5) {
+            assert_eq!(index.search(q, 10, m).unwrap(), loaded.search(q, 10, m).unwrap(), "{m} on {q:?}");
+        }
+    }
+    // An old reader's view: the version-2 bytes with the version field set to 1 are refused.
+    let mut old = bytes.clone();
+    old[8..12].copy_from_slice(&1u32.to_le_bytes());
+    let crc = crc32fast::hash(&old[..16 + 24 * 6]);
+    old[16 + 24 * 6..16 + 24 * 6 + 4].copy_from_slice(&crc.to_le_bytes());
+    let err = load(&old, &e).unwrap_err();
+    assert!(err.to_string().contains("version-1 file holds a cage-z section"), "{err}");
 }
 
 #[test]

@@ -19,7 +19,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cage::{Cage, CageConfig, GraphBatch, PassageGraph, Reranked};
+use crate::cage::{Cage, CageConfig, EncoderKey, GraphBatch, GraphEmbeddings, PassageGraph, Reranked};
 use crate::catrag::{
     explain, top_entities, CatragConfig, EdgeTierer, EmbeddingSimilarityTierer, ExplainConfig, Fallback, GraphMethod,
     PassageExplanation, PathNode, QueryInput, Retrieval, Retriever,
@@ -277,6 +277,9 @@ pub struct SearchExplanation {
     pub passages: Vec<PassageExplanation>,
 }
 
+/// Passages per encoder batch when computing graph embeddings ([`Index::compute_cage_z`]).
+const CAGE_Z_BATCH: usize = 16;
+
 /// A CAGE query's candidates ([`Index::cage_candidates`]): the first stage's hits and each
 /// one's cos(query, p) with the static embedder, in the same order.
 #[derive(Debug, Clone, PartialEq)]
@@ -296,6 +299,7 @@ pub struct Index {
     config: IndexConfig,
     graph: Option<KnowledgeGraph>,
     cage: Option<Rc<Cage>>,
+    cage_z: Option<GraphEmbeddings>,
 }
 
 impl std::fmt::Debug for Index {
@@ -353,6 +357,7 @@ impl Index {
             config: config.clone(),
             graph: None,
             cage: None,
+            cage_z: None,
         })
     }
 
@@ -653,7 +658,7 @@ impl Index {
     pub fn supports(&self, method: Method) -> bool {
         method.embedder().map_or(true, |slot| self.dense[slot.index()].is_some())
             && (method.graph_method().is_none() || self.graph.is_some())
-            && (method.cage_first_stage().is_none() || self.cage.is_some())
+            && (method.cage_first_stage().is_none() || self.cage_ready().is_ok())
     }
 
     /// Whether nothing in the corpus matches `query`: none of its index terms (after folding,
@@ -942,31 +947,174 @@ impl Index {
         Ok(())
     }
 
-    /// A CAGE method's search (METHOD.md §4): [`Index::cage_candidates`], the attached R-GCN
-    /// (or GCN) on [`Index::cage_batch`], then coherence and fusion ([`Index::cage_finish`]).
+    /// Compute CAGE's graph embedding `Z` (METHOD.md §4) of every passage that has none yet
+    /// under the current configuration, with the attached encoder ([`Index::attach_cage`]) and
+    /// the static embedder's node features, and store them with the index (saved in the index
+    /// file). Memoised: rows already computed with the same encoder, β and channel layout are
+    /// kept (a grown corpus computes only its new passages); a different encoder or β starts
+    /// afresh. `progress(done, total)` counts passages. Returns how many were computed.
+    ///
+    /// # Errors
+    /// [`Error::Model`] without an attached encoder; [`Error::MissingEmbedder`] without the
+    /// static embedder; the encoder's errors (rows computed before the error are kept).
+    pub fn compute_cage_z(&mut self, progress: &mut dyn FnMut(usize, usize)) -> Result<usize> {
+        let cage = self.cage.clone().ok_or_else(|| Error::Model {
+            what: "CAGE".into(),
+            message: "computing graph embeddings needs the CAGE encoder: attach it first (cargo feature `cage`)".into(),
+        })?;
+        let cfg = self.config.cage.clone();
+        let key = cage.key(&cfg)?;
+        let encoder = cage.encoder(&cfg)?.clone();
+        let field = self.field(Method::Dense)?;
+        let embedder = field.embedder().clone();
+        let n = self.corpus.len();
+        let mut store = match self.cage_z.take() {
+            Some(z) if z.key() == key && z.dim() == encoder.dim() => z,
+            _ => GraphEmbeddings::new(key, encoder.dim(), n),
+        };
+        store.resize(n);
+        let missing = store.missing();
+        let pipeline = Pipeline::english()?;
+        let beta = cfg.effective_beta();
+        let total = missing.len();
+        let mut done = 0;
+        let mut result = Ok(());
+        for chunk in missing.chunks(CAGE_Z_BATCH) {
+            let graphs: Vec<PassageGraph> = chunk
+                .iter()
+                .map(|&i| {
+                    let p = u32::try_from(i).ok().and_then(|i| self.corpus.get(i));
+                    let (t, x) = p.map_or(("", ""), |p| (p.title.as_str(), p.text.as_str()));
+                    PassageGraph::build(&pipeline.analyze(t, x), beta)
+                })
+                .collect();
+            let z = GraphBatch::new(&graphs, embedder.as_ref(), cfg.plain_gcn).and_then(|b| encoder.encode(&b));
+            let z = match z {
+                Ok(z) => z,
+                Err(e) => {
+                    result = Err(e);
+                    break;
+                }
+            };
+            let dim = encoder.dim();
+            for (k, &i) in chunk.iter().enumerate() {
+                if let Some(Err(e)) = z.get(k * dim..(k + 1) * dim).map(|row| store.set(i, row)) {
+                    result = Err(e);
+                }
+            }
+            if result.is_err() {
+                break;
+            }
+            done += chunk.len();
+            progress(done, total);
+        }
+        self.cage_z = Some(store);
+        result.map(|()| done)
+    }
+
+    /// The stored CAGE graph embeddings, if any have been computed or loaded.
+    pub fn cage_embeddings(&self) -> Option<&GraphEmbeddings> {
+        self.cage_z.as_ref()
+    }
+
+    /// Take the stored graph embeddings out, to carry them to the next index built over a grown
+    /// corpus ([`Index::adopt_cage_embeddings`]).
+    pub fn take_cage_embeddings(&mut self) -> Option<GraphEmbeddings> {
+        self.cage_z.take()
+    }
+
+    /// Adopt graph embeddings computed over the first passages of this corpus (a previous index's,
+    /// [`Index::take_cage_embeddings`]): their rows are kept, passages past them have none yet.
+    pub fn adopt_cage_embeddings(&mut self, mut z: GraphEmbeddings) {
+        z.resize(self.corpus.len());
+        self.cage_z = Some(z);
+    }
+
+    /// Passages (corpus positions) with no graph embedding under `key` (all of them when the
+    /// stored ones were made with another key or none are stored), ascending.
+    pub fn cage_missing(&self, key: EncoderKey) -> Vec<usize> {
+        match &self.cage_z {
+            Some(z) if z.key() == key && z.rows() == self.corpus.len() => z.missing(),
+            _ => (0..self.corpus.len()).collect(),
+        }
+    }
+
+    /// Store graph embeddings computed elsewhere (for example by the encoder in another wasm
+    /// package): `z` holds `rows.len() × dim` floats, row k for passage `rows[k]`, made under
+    /// `key`. Embeddings stored under another key are dropped first.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when the lengths disagree, a row is out of range or a value is not
+    /// finite; the store is left as it was then.
+    pub fn store_cage_z(&mut self, key: EncoderKey, rows: &[usize], z: &[f32], dim: usize) -> Result<()> {
+        if dim == 0 || z.len() != rows.len() * dim {
+            return Err(Error::Config(format!("expected {} graph embeddings of {dim} floats, got {} floats", rows.len(), z.len())));
+        }
+        let n = self.corpus.len();
+        let mut store = match &self.cage_z {
+            Some(s) if s.key() == key && s.dim() == dim => s.clone(),
+            _ => GraphEmbeddings::new(key, dim, n),
+        };
+        store.resize(n);
+        for (k, &i) in rows.iter().enumerate() {
+            store.set(i, &z[k * dim..(k + 1) * dim])?;
+        }
+        self.cage_z = Some(store);
+        Ok(())
+    }
+
+    /// Whether the CAGE methods can run: graph embeddings stored for every passage with the
+    /// configured β and channel layout (and, when an encoder is attached, made by it).
+    fn cage_ready(&self) -> Result<&GraphEmbeddings> {
+        let cfg = &self.config.cage;
+        let not_ready = |why: String| Error::Model { what: "CAGE".into(), message: why };
+        let z = self.cage_z.as_ref().ok_or_else(|| {
+            not_ready("no graph embeddings are stored: compute them first (Index::compute_cage_z, cairn index --cage)".into())
+        })?;
+        let key = z.key();
+        if key.beta != cfg.effective_beta() || key.merged != cfg.plain_gcn {
+            return Err(not_ready(format!(
+                "the stored graph embeddings were computed with beta {} and {} channels; the configuration asks for beta {} and {}: compute them again",
+                key.beta,
+                if key.merged { "merged" } else { "typed" },
+                cfg.effective_beta(),
+                if cfg.plain_gcn { "merged" } else { "typed" }
+            )));
+        }
+        if let Some(cage) = &self.cage {
+            if cage.key(cfg)?.model != key.model {
+                return Err(not_ready("the stored graph embeddings were made by another encoder: compute them again".into()));
+            }
+        }
+        if z.rows() != self.corpus.len() || !z.missing().is_empty() {
+            return Err(not_ready(format!(
+                "graph embeddings are stored for {} of {} passages: compute the rest first",
+                z.rows() - z.missing().len(),
+                self.corpus.len()
+            )));
+        }
+        Ok(z)
+    }
+
+    /// A CAGE method's search (METHOD.md §4): [`Index::cage_candidates`], then coherence over the
+    /// candidates' stored graph embeddings (a 20 × 20 cosine matrix; no encoder runs) and fusion.
     /// Returns the top `k` hits (score = fused score) with their [`Reranked`] details.
     ///
     /// # Errors
-    /// [`Error::UnknownMethod`] for a method that is not a CAGE method; [`Error::Model`] when no
-    /// CAGE model is attached ([`Index::attach_cage`]); the first stage's and the model's errors.
+    /// [`Error::UnknownMethod`] for a method that is not a CAGE method; [`Error::Model`] when the
+    /// graph embeddings are not stored for every passage under the configuration
+    /// ([`Index::compute_cage_z`]); the first stage's errors.
     pub fn search_cage(&self, query: &str, k: usize, method: Method) -> Result<Vec<(Hit, Reranked)>> {
-        let cage = self.cage.as_ref().ok_or_else(|| Error::Model {
-            what: "CAGE".into(),
-            message: format!(
-                "method {} needs the CAGE model: attach it first (a build with the cargo feature `cage`)",
-                method.name()
-            ),
-        })?;
-        let cfg = &self.config.cage;
+        let z = self.cage_ready()?;
         let found = self.cage_candidates(query, method)?;
-        let field = self.field(Method::Dense)?;
-        let passages: Vec<(&str, &str)> = found
-            .hits
-            .iter()
-            .map(|h| self.corpus.get(h.passage).map_or(("", ""), |p| (p.title.as_str(), p.text.as_str())))
-            .collect();
-        let (z, dim) = cage.embed_graphs(&passages, field.embedder().as_ref(), cfg)?;
-        self.cage_finish(&found, &z, dim, k)
+        let rows: Vec<usize> = found.hits.iter().map(|h| h.passage as usize).collect();
+        let cos = z.cosines(&rows)?;
+        let reranked = crate::cage::rerank_cosines(&found.relevance, &cos, self.config.cage.alpha, self.config.cage.anchors)?;
+        Ok(reranked
+            .into_iter()
+            .take(k)
+            .map(|r| (Hit { passage: found.hits[r.candidate].passage, score: r.score }, r))
+            .collect())
     }
 
     /// CAGE's first half (METHOD.md §4): the first stage's top `candidates` (N = 20;
@@ -1002,14 +1150,24 @@ impl Index {
     /// # Errors
     /// [`Error::MissingEmbedder`] without the static embedder.
     pub fn cage_batch(&self, candidates: &CageCandidates) -> Result<(Vec<PassageGraph>, GraphBatch)> {
+        let rows: Vec<usize> = candidates.hits.iter().map(|h| h.passage as usize).collect();
+        self.cage_batch_of(&rows)
+    }
+
+    /// The R-GCN's input tensors for the passages at corpus positions `rows` (as
+    /// [`Index::cage_batch`]; a position past the corpus gives an empty graph).
+    ///
+    /// # Errors
+    /// [`Error::MissingEmbedder`] without the static embedder.
+    pub fn cage_batch_of(&self, rows: &[usize]) -> Result<(Vec<PassageGraph>, GraphBatch)> {
         let field = self.field(Method::Dense)?;
         let pipeline = Pipeline::english()?;
         let beta = self.config.cage.effective_beta();
-        let graphs: Vec<PassageGraph> = candidates
-            .hits
+        let graphs: Vec<PassageGraph> = rows
             .iter()
-            .map(|h| {
-                let (t, x) = self.corpus.get(h.passage).map_or(("", ""), |p| (p.title.as_str(), p.text.as_str()));
+            .map(|&i| {
+                let p = u32::try_from(i).ok().and_then(|i| self.corpus.get(i));
+                let (t, x) = p.map_or(("", ""), |p| (p.title.as_str(), p.text.as_str()));
                 PassageGraph::build(&pipeline.analyze(t, x), beta)
             })
             .collect();
@@ -1029,7 +1187,16 @@ impl Index {
         dim: usize,
         k: usize,
     ) -> Result<Vec<(Hit, Reranked)>> {
-        let reranked = crate::cage::rerank_with(&candidates.relevance, z, dim, self.config.cage.alpha)?;
+        if dim == 0 || z.len() != candidates.relevance.len() * dim {
+            return Err(Error::Config(format!(
+                "expected {} graph embeddings of {dim} floats, got {} floats",
+                candidates.relevance.len(),
+                z.len()
+            )));
+        }
+        let cos = crate::cage::cosine_matrix(z, dim);
+        let reranked =
+            crate::cage::rerank_cosines(&candidates.relevance, &cos, self.config.cage.alpha, self.config.cage.anchors)?;
         Ok(reranked
             .into_iter()
             .take(k)

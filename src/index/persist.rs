@@ -111,6 +111,23 @@ impl Index {
             let json = serde_json::to_vec(&report).map_err(|e| Error::Config(e.to_string()))?;
             sections.push((SectionKind::GraphReport, json));
         }
+        if let Some(z) = &self.cage_z {
+            let (key, dim, present, scales, codes) = z.parts();
+            let mut w = Writer::default();
+            w.u32(key.model);
+            w.f32(key.beta);
+            w.u8(u8::from(key.merged));
+            w.len(dim)?;
+            w.len(present.len())?;
+            for &p in present {
+                w.u8(u8::from(p));
+            }
+            for &x in scales {
+                w.f32(x);
+            }
+            w.buf.extend(codes.iter().map(|&c| c as u8));
+            sections.push((SectionKind::CageZ, w.buf));
+        }
         assemble(&sections)
     }
 
@@ -234,6 +251,47 @@ impl Index {
                 .map_err(|e| Error::IndexCorrupt(format!("section graph-report: {e}")))?;
             report.counts = graph.counts();
             index.graph = Some(KnowledgeGraph::new(graph, embedder, Pipeline::english()?, report));
+        }
+        let mut cage = find(SectionKind::CageZ);
+        if let Some(body) = cage.next() {
+            if cage.next().is_some() {
+                return Err(Error::IndexCorrupt("two cage-z sections".into()));
+            }
+            let mut r = Reader::new(body, "cage-z");
+            let model = r.u32()?;
+            let beta = r.f32()?;
+            let merged = match r.u8()? {
+                0 => false,
+                1 => true,
+                m => return Err(r.corrupt(format!("merged flag {m} is not 0 or 1"))),
+            };
+            let dim = r.u32()? as usize;
+            let rows = r.u32()? as usize;
+            if rows != index.corpus.len() || dim == 0 || !(beta.is_finite() && beta > 0.0) {
+                return Err(r.corrupt(format!(
+                    "{rows} graph embeddings of dimension {dim} (beta {beta}) for {} passages",
+                    index.corpus.len()
+                )));
+            }
+            let payload = rows.checked_mul(dim).and_then(|c| c.checked_add(rows * 5));
+            if payload != Some(body.len() - 17) {
+                return Err(r.corrupt("the graph embeddings' length does not match rows × (dimension + 5)"));
+            }
+            let present = (0..rows)
+                .map(|_| match r.u8()? {
+                    0 => Ok(false),
+                    1 => Ok(true),
+                    m => Err(r.corrupt(format!("presence byte {m} is not 0 or 1"))),
+                })
+                .collect::<Result<Vec<bool>>>()?;
+            let scales = (0..rows).map(|_| r.f32()).collect::<Result<Vec<f32>>>()?;
+            let codes: Vec<i8> = r.take(rows * dim)?.iter().map(|&b| b as i8).collect();
+            r.finish()?;
+            let key = crate::cage::EncoderKey { model, beta, merged };
+            index.cage_z = Some(
+                crate::cage::GraphEmbeddings::from_parts(key, dim, present, scales, codes)
+                    .map_err(|e| Error::IndexCorrupt(format!("section cage-z: {e}")))?,
+            );
         }
         Ok((index, notes))
     }
