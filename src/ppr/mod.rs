@@ -289,7 +289,14 @@ pub struct PprConfig {
     /// shows) stops after 16 sweeps instead of 20 on the 2wiki-6k graph with CatRAG's teleport
     /// and overlay, 5 after 14 (`cairn bench --method catrag`, `docs/method/speed.md`). Forward
     /// push ignores it.
+    #[serde(skip_serializing_if = "is_zero")]
     pub rank_top_k: u32,
+}
+
+/// Serde: `rank_top_k` is written only when the ranking rule is on, so a default configuration
+/// serialises as it did before the field existed (index files keep their bytes).
+fn is_zero(x: &u32) -> bool {
+    *x == 0
 }
 
 impl Default for PprConfig {
