@@ -284,12 +284,19 @@ pub struct PprConfig {
     /// best `rank_top_k + 1` exceeds the L1 error bound `d/(1−d) × ‖π_k − π_{k−1}‖₁` (plus a
     /// rounding margin). Those `rank_top_k` nodes and their order are then exactly those of the
     /// fixed point; every score (of those and of all other nodes) is only within that bound,
-    /// typically 1e-4 instead of 1e-8. Default 0: off (the L1 rule alone, as
+    /// far above the L1 rule's. Default 0: off (the L1 rule alone, as
     /// [`PprSolver::run`]), so scores keep the L1 rule's accuracy. 10 (the results a search
     /// shows) stops after 16 sweeps instead of 20 on the 2wiki-6k graph with CatRAG's teleport
     /// and overlay, 5 after 14 (`cairn bench --method catrag`, `docs/method/speed.md`). Forward
     /// push ignores it.
+    #[serde(skip_serializing_if = "is_zero")]
     pub rank_top_k: u32,
+}
+
+/// Serde: `rank_top_k` is written only when the ranking rule is on, so a default configuration
+/// serialises as it did before the field existed (index files keep their bytes).
+fn is_zero(x: &u32) -> bool {
+    *x == 0
 }
 
 impl Default for PprConfig {

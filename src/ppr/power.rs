@@ -35,7 +35,7 @@ use super::{CsrGraph, PprConfig, PprMethod, PprReport, PprSolver, UNTOUCHED};
 
 /// Rounding margin added to the L1 error bound before the ranking rule trusts a gap: far above
 /// the f64 rounding of a sweep (about `deg · 2⁻⁵³` relative per score, scores ≤ 1) and far below
-/// the error bounds at which the rule fires (about 1e-5 on the 6k graph).
+/// the error bounds at which the rule fires (at or above the L1 rule's tolerance of 1e-8).
 const ROUNDING_MARGIN: f64 = 1e-12;
 
 /// Run power iteration on a prepared workspace (see [`PprSolver::prepare`]); `ranked` are the
