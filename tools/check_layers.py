@@ -25,13 +25,15 @@ import sys
 # Bottom first. A module may import from any module of a lower layer.
 LAYERS = [
     ["error"],
-    ["text", "embed", "ppr", "corpus"],
+    ["text", "embed", "ppr"],
+    ["corpus"],
     ["extract"],
     ["graph", "llm"],
     ["catrag", "cage"],
     ["index"],
     ["engine", "search", "site"],
-    ["eval", "wasm"],
+    ["eval", "bench"],
+    ["wasm"],
     ["bin"],
 ]
 RANK = {m: i for i, layer in enumerate(LAYERS) for m in layer}
