@@ -666,6 +666,37 @@ mod tests {
         assert!(terms.contains("banana"));
     }
 
+    /// Odd queries with prefix and typos on: no panic, and results only from real matches.
+    #[test]
+    fn odd_queries_with_prefix_and_typos_are_fine() {
+        let idx = index(&[("d0", "Café owners’ union 東京 Москва"), ("d1", "apple banana")]);
+        let long = "ab".repeat(80);
+        for q in [
+            "",
+            " ",
+            "é",
+            "東",
+            "東京",
+            "моск",
+            "caf",
+            "café'",
+            "a-b",
+            "🦀",
+            "the",
+            "'",
+            long.as_str(),
+            "ban\u{0301}",
+        ] {
+            for prefix in [false, true] {
+                let hits =
+                    idx.search_with(q, 5, Method::Bm25, crate::index::QueryOptions { prefix }).unwrap();
+                assert!(hits.iter().all(|h| h.score > 0.0), "{q:?}");
+            }
+        }
+        assert_eq!(scores_with(&idx, "моск", true)[0].0, "d0");
+        assert_eq!(scores_with(&idx, "caf", true)[0].0, "d0");
+    }
+
     #[test]
     fn typo_parameters_are_validated() {
         let mut cfg = IndexConfig::default();
