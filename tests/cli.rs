@@ -239,6 +239,7 @@ fn query_explains_graph_methods() {
         "--k",
         "2",
         "--explain",
+        "--json",
         "Alpha river",
     ]);
     assert_eq!(code, 0, "{err}");
@@ -247,6 +248,28 @@ fn query_explains_graph_methods() {
     assert_eq!(v["hits"].as_array().unwrap().len(), 2);
     assert!(v["hits"][0]["id"].is_string());
     assert_eq!(v["passages"].as_array().unwrap().len(), 2);
+    // Without --json: the same explanation as a tree, one numbered line per hit with its id, and
+    // one arc line per arc of its paths.
+    let (code, tree, err) = cairn(&[
+        "query", "--data", "tests/fixtures/tiny", "--method", "catrag", "--k", "2", "--explain", "Alpha river",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(tree.starts_with("catrag for \"Alpha river\"\n"), "{tree}");
+    assert!(tree.contains("seeds (share of the teleport vector)"), "{tree}");
+    for (rank, hit) in v["hits"].as_array().unwrap().iter().enumerate() {
+        let id = hit["id"].as_str().unwrap();
+        let line = tree.lines().find(|l| l.starts_with(&format!("{}. ", rank + 1))).unwrap_or_default();
+        assert!(line.contains(&format!("[{id}]")), "{tree}");
+    }
+    let arcs: usize = v["passages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|p| p["paths"].as_array().unwrap())
+        .map(|path| path["edges"].as_array().unwrap().len())
+        .sum();
+    assert_eq!(tree.lines().filter(|l| l.contains("─[")).count(), arcs, "{tree}");
+    assert!(serde_json::from_str::<serde_json::Value>(&tree).is_err());
     one_line_error(&["query", "--data", "tests/fixtures/tiny", "--explain", "alpha"], "needs a graph method");
     let (code, out, _) =
         cairn(&["query", "--data", "tests/fixtures/tiny", "--method", "hipporag", "--k", "2", "alpha"]);

@@ -357,12 +357,11 @@ impl Bm25 {
                 } else {
                     self.dict.fuzzy_same_first(&tok.term, budget)
                 };
-                let mut near: Vec<(u32, u32)> = found
-                    .into_iter()
-                    .filter(|m| m.distance > 0)
-                    .map(|m| (m.distance, m.id))
-                    .collect();
-                near.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(self.df(b.1).cmp(&self.df(a.1))).then(a.1.cmp(&b.1)));
+                let mut near: Vec<(u32, u32)> =
+                    found.into_iter().filter(|m| m.distance > 0).map(|m| (m.distance, m.id)).collect();
+                near.sort_unstable_by(|a, b| {
+                    a.0.cmp(&b.0).then(self.df(b.1).cmp(&self.df(a.1))).then(a.1.cmp(&b.1))
+                });
                 near.truncate(cfg.typo_max_terms as usize);
                 variants.extend(near.into_iter().map(|(d, t)| (t, cfg.typo_weight.powi(d as i32))));
             }
@@ -383,7 +382,12 @@ impl Bm25 {
     /// analyser's term (so it meets the index's normalisation) and lower-cased as typed (a stem
     /// of a partial word is not always a prefix of the whole word's stem), excluding the term
     /// itself, which the term's own group already matches.
-    fn completions(&self, analyzer: &Analyzer, query: &str, tokens: &[crate::text::Token]) -> Option<TermGroup> {
+    fn completions(
+        &self,
+        analyzer: &Analyzer,
+        query: &str,
+        tokens: &[crate::text::Token],
+    ) -> Option<TermGroup> {
         let cfg = &self.config;
         let trimmed = query.trim_end();
         if trimmed.len() != query.len() {
@@ -575,7 +579,9 @@ mod tests {
 
     fn fruit_without_typos() -> Index {
         let mut c = Corpus::new();
-        for (id, text) in [("d0", "apple banana apple"), ("d1", "banana cherry"), ("d2", "cherry date elderberry fig")] {
+        for (id, text) in
+            [("d0", "apple banana apple"), ("d1", "banana cherry"), ("d2", "cherry date elderberry fig")]
+        {
             c.add(Passage { id: id.into(), title: String::new(), text: text.into() }).unwrap();
         }
         let mut cfg = IndexConfig::default();
@@ -658,6 +664,37 @@ mod tests {
         assert_eq!(scores_with(&idx, "the da", true)[0].0, "d2");
         let terms = idx.query_terms_with("ban", crate::index::QueryOptions { prefix: true });
         assert!(terms.contains("banana"));
+    }
+
+    /// Odd queries with prefix and typos on: no panic, and results only from real matches.
+    #[test]
+    fn odd_queries_with_prefix_and_typos_are_fine() {
+        let idx = index(&[("d0", "Café owners’ union 東京 Москва"), ("d1", "apple banana")]);
+        let long = "ab".repeat(80);
+        for q in [
+            "",
+            " ",
+            "é",
+            "東",
+            "東京",
+            "моск",
+            "caf",
+            "café'",
+            "a-b",
+            "🦀",
+            "the",
+            "'",
+            long.as_str(),
+            "ban\u{0301}",
+        ] {
+            for prefix in [false, true] {
+                let hits =
+                    idx.search_with(q, 5, Method::Bm25, crate::index::QueryOptions { prefix }).unwrap();
+                assert!(hits.iter().all(|h| h.score > 0.0), "{q:?}");
+            }
+        }
+        assert_eq!(scores_with(&idx, "моск", true)[0].0, "d0");
+        assert_eq!(scores_with(&idx, "caf", true)[0].0, "d0");
     }
 
     #[test]

@@ -40,8 +40,11 @@ impl FuzzyDict {
     /// Build from `(key, id)` pairs. Duplicate keys are kept (each with its id). Empty keys are
     /// dropped.
     pub fn new(pairs: impl IntoIterator<Item = (String, u32)>) -> Self {
-        let mut pairs: Vec<(Box<str>, u32)> =
-            pairs.into_iter().filter(|(k, _)| !k.is_empty()).map(|(k, id)| (k.into_boxed_str(), id)).collect();
+        let mut pairs: Vec<(Box<str>, u32)> = pairs
+            .into_iter()
+            .filter(|(k, _)| !k.is_empty())
+            .map(|(k, id)| (k.into_boxed_str(), id))
+            .collect();
         pairs.sort_unstable();
         let (keys, ids): (Vec<Box<str>>, Vec<u32>) = pairs.into_iter().unzip();
         let mut position = vec![u32::MAX; ids.iter().max().map_or(0, |&m| m as usize + 1)];
@@ -278,9 +281,11 @@ mod tests {
 
     #[test]
     fn fuzzy_finds_exactly_the_keys_within_the_bound() {
-        let words = ["peart", "pert", "perth", "part", "neil", "nail", "drummer", "drum", "rush", "", "perthshire"];
+        let words =
+            ["peart", "pert", "perth", "part", "neil", "nail", "drummer", "drum", "rush", "", "perthshire"];
         let d = dict(&words);
-        let mut got: Vec<(&str, u32)> = d.fuzzy("pert", 1).iter().map(|m| (words[m.id as usize], m.distance)).collect();
+        let mut got: Vec<(&str, u32)> =
+            d.fuzzy("pert", 1).iter().map(|m| (words[m.id as usize], m.distance)).collect();
         got.sort();
         assert_eq!(got, vec![("part", 1), ("peart", 1), ("pert", 0), ("perth", 1)]);
         let got: Vec<&str> = d.fuzzy("drumer", 1).iter().map(|m| words[m.id as usize]).collect();
@@ -294,8 +299,8 @@ mod tests {
     fn fuzzy_agrees_with_the_full_programme() {
         let words: Vec<String> = [
             "a", "ab", "abc", "abd", "abcd", "b", "ba", "bac", "cab", "receive", "recieve", "receiver",
-            "relieve", "believe", "perceive", "deceive", "re", "rec", "résumé", "resume", "resumé",
-            "東京", "京東", "京都",
+            "relieve", "believe", "perceive", "deceive", "re", "rec", "résumé", "resume", "resumé", "東京",
+            "京東", "京都",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -318,8 +323,10 @@ mod tests {
                     d.fuzzy_same_first(q, bound).iter().map(|m| (m.id, m.distance)).collect();
                 got.sort_unstable();
                 let first = q.chars().next();
-                let want: Vec<(u32, u32)> =
-                    want.into_iter().filter(|&(i, _)| first.is_some() && words[i as usize].chars().next() == first).collect();
+                let want: Vec<(u32, u32)> = want
+                    .into_iter()
+                    .filter(|&(i, _)| first.is_some() && words[i as usize].chars().next() == first)
+                    .collect();
                 assert_eq!(got, want, "same first: query {q:?} bound {bound}");
             }
         }
@@ -413,7 +420,11 @@ mod tests {
             let exact = index.search_graph("Whom did Teutberga marry?", 3, Method::Catrag).unwrap();
             assert_eq!(got.hits[0].passage, exact.hits[0].passage);
             let off = graph_index(false).search_graph(q, 3, Method::Catrag).unwrap();
-            assert!(off.retrieval.anchors.iter().all(|a| a.mention == "Teutbrega"), "{:?}", off.retrieval.anchors);
+            assert!(
+                off.retrieval.anchors.iter().all(|a| a.mention == "Teutbrega"),
+                "{:?}",
+                off.retrieval.anchors
+            );
         }
     }
 }
