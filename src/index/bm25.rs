@@ -400,7 +400,8 @@ impl Bm25 {
             return None;
         }
         let own = tokens.last().filter(|t| t.end == query.len()).map(|t| t.term.as_str());
-        let lower = word.to_lowercase();
+        // Lower-cased and accent-folded the way the analyser folds index terms.
+        let lower = crate::text::fold::fold_diacritics(&word.to_lowercase()).into_owned();
         let mut ids: Vec<u32> = Vec::new();
         for p in [own, Some(lower.as_str())].into_iter().flatten() {
             if p.chars().count() >= cfg.prefix_min_chars as usize {
