@@ -1106,7 +1106,7 @@ impl CageModel {
     }
 
     /// Graph embeddings of a batch: `features` `[batch, nodes, 256]` and `adjacency`
-    /// `[batch, channels, nodes, nodes]` as `Engine.cageInputs` gives them; returns
+    /// `[batch, channels, nodes, nodes]` as `Engine.cageMissing` gives them; returns
     /// `batch × dim` floats. Throws on shapes that do not fit.
     pub fn encode(
         &self,

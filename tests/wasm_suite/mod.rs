@@ -366,16 +366,18 @@ fn load_index_rejects_bad_files_with_their_own_messages_and_keeps_the_engine() {
     assert_eq!(search(&target, "Playboy Club", 3).len(), 3);
 }
 
-// --- CAGE's two-step API (issue 7): the main package builds the inputs and fuses; the R-GCN
-// runs in the MiniLM package (tests/wasm_cage.rs). With identical graph embeddings every
-// coherence is equal, min-max gives 0, so the fused score is α·cos(query, p): dense's order.
+// --- CAGE over stored graph embeddings: the main package builds the inputs of passages without
+// Z (cageMissing), stores Z computed elsewhere (cageStore; the R-GCN runs in the MiniLM package,
+// tests/wasm_cage.rs) and searches with no model (cageSearch). With identical graph embeddings
+// every coherence is equal, min-max gives 0, so the fused score is α·relevance with relevance the
+// first stage's min-max normalised score: dense's order.
 #[wasm_bindgen_test]
-fn cage_inputs_and_fusion_with_equal_embeddings_give_dense_order() {
+fn cage_stored_embeddings_with_equal_values_give_dense_order() {
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
-    struct Inputs {
-        candidates: Vec<String>,
-        relevance: Vec<f32>,
+    struct Missing {
+        rows: Vec<u32>,
+        remaining: usize,
         batch: usize,
         nodes: usize,
         channels: usize,
@@ -394,32 +396,44 @@ fn cage_inputs_and_fusion_with_equal_embeddings_give_dense_order() {
     engine.add_jsonl("corpus.jsonl", common::CORPUS).map_err(message).unwrap();
     engine.build(None).map_err(message).unwrap();
     engine.load_static_embedder(TABLE, VOCAB, None).map_err(message).unwrap();
-    assert!(!available(&engine).contains(&"cage".to_string()), "no R-GCN in this package");
-    let q = "Which hotel houses the Playboy Club?";
-    let inputs: Inputs =
-        serde_wasm_bindgen::from_value(engine.cage_inputs(q, Some(options(5, "cage"))).map_err(message).unwrap())
-            .unwrap();
-    let dense = search_with(&engine, q, 20, "dense");
-    assert_eq!(inputs.candidates, dense.iter().map(|h| h.id.clone()).collect::<Vec<_>>());
-    assert_eq!((inputs.batch, inputs.channels, inputs.feature_dim), (20, 10, 256));
-    assert_eq!(inputs.features.len(), 20 * inputs.nodes * 256);
-    assert_eq!(inputs.adjacency.len(), 20 * 10 * inputs.nodes * inputs.nodes);
-    for (r, h) in inputs.relevance.iter().zip(&dense) {
-        assert!((r - h.score).abs() < 1e-5);
+    assert!(!available(&engine).contains(&"cage".to_string()), "no graph embeddings yet");
+    let n = common::CORPUS.lines().filter(|l| !l.trim().is_empty()).count();
+    let missing = |engine: &Engine, limit: f64| -> Missing {
+        let o = js_sys::Object::new();
+        js_sys::Reflect::set(&o, &JsValue::from_str("limit"), &JsValue::from(limit)).unwrap();
+        let o: JsValue = o.into();
+        serde_wasm_bindgen::from_value(engine.cage_missing(7, o).map_err(message).unwrap()).unwrap()
+    };
+    let first = missing(&engine, 16.0);
+    assert_eq!(first.rows, (0..16.min(n as u32)).collect::<Vec<u32>>());
+    assert_eq!(first.remaining, n);
+    assert_eq!((first.batch, first.channels, first.feature_dim), (first.rows.len(), 10, 256));
+    assert_eq!(first.features.len(), first.batch * first.nodes * 256);
+    assert_eq!(first.adjacency.len(), first.batch * 10 * first.nodes * first.nodes);
+    let e = engine.cage_store(7, first.rows.clone(), &[1.0; 7], 4).err().map(message).unwrap();
+    assert!(e.contains("graph embeddings of 4 floats"), "{e}");
+    loop {
+        let m = missing(&engine, 256.0);
+        if m.rows.is_empty() {
+            break;
+        }
+        let left = engine.cage_store(7, m.rows.clone(), &vec![1.0f32; m.rows.len() * 4], 4).map_err(message).unwrap();
+        assert_eq!(left, m.remaining - m.rows.len());
     }
-    let z = vec![1.0f32; 20 * 4];
-    let hits: Vec<CageHit> = serde_wasm_bindgen::from_value(
-        engine.cage_search(q, Some(options(5, "cage")), &z, 4).map_err(message).unwrap(),
-    )
-    .unwrap();
+    assert!(available(&engine).contains(&"cage".to_string()), "every passage has its Z");
+    let q = "Which hotel houses the Playboy Club?";
+    let dense = search_with(&engine, q, 20, "dense");
+    let (lo, hi) = (dense.last().unwrap().score, dense[0].score);
+    let hits: Vec<CageHit> =
+        serde_wasm_bindgen::from_value(engine.cage_search(q, Some(options(5, "cage"))).map_err(message).unwrap())
+            .unwrap();
     assert_eq!(hits.len(), 5);
     for (h, d) in hits.iter().zip(&dense) {
+        let r = (d.score - lo) / (hi - lo);
         assert_eq!(h.id, d.id);
-        assert!((h.score - 0.8 * d.score).abs() < 1e-5 && (h.relevance - d.score).abs() < 1e-5);
+        assert!((h.relevance - r).abs() < 1e-5 && (h.score - 0.8 * r).abs() < 1e-5, "{} {}", h.relevance, r);
         assert!((h.coherence - 1.0).abs() < 1e-5);
     }
-    let e = engine.cage_search(q, Some(options(5, "cage")), &z[..7], 4).err().map(message).unwrap();
-    assert!(e.contains("expected 20 graph embeddings"), "{e}");
-    let e = engine.cage_inputs(q, Some(options(5, "dense"))).err().map(message).unwrap();
+    let e = engine.cage_search(q, Some(options(5, "dense"))).err().map(message).unwrap();
     assert!(e.contains("CAGE method"), "{e}");
 }
