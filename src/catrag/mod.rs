@@ -13,6 +13,11 @@
 //!    normalised score ÷ |passages containing the entity|, averaged over its facts; the top
 //!    [`CatragConfig::seed_top_k`] (5) entities are seeds. Every passage node gets
 //!    [`CatragConfig::passage_node_weight`] (0.05) × its min–max normalised dense score.
+//!    Cairn adds lexical evidence to the same passage prior (both methods; docs/method/graph.md):
+//!    the top [`CatragConfig::lexical_top_n`] (20) passages by BM25 get
+//!    [`CatragConfig::lexical_passage_weight`] (2.0) × score ÷ best ([`seeds`]), and the
+//!    passages titled by an entity of the top [`CatragConfig::bridge_sources`] (4) BM25 passages
+//!    get up to [`CatragConfig::bridge_weight`] (3.0) ([`bridge`], title bridges).
 //! 2. **Seeds, channel B: symbolic anchoring** ([`anchor`], CatRAG only): each query mention is
 //!    mapped to an entity node (exact normalised match, else embedding match ≥
 //!    [`CatragConfig::anchor_threshold`], 0.9; unmatched mentions are dropped) and gets
