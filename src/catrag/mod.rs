@@ -13,6 +13,11 @@
 //!    normalised score ÷ |passages containing the entity|, averaged over its facts; the top
 //!    [`CatragConfig::seed_top_k`] (5) entities are seeds. Every passage node gets
 //!    [`CatragConfig::passage_node_weight`] (0.05) × its min–max normalised dense score.
+//!    Cairn adds lexical evidence to the same passage prior (both methods; docs/method/graph.md):
+//!    the top [`CatragConfig::lexical_top_n`] (20) passages by BM25 get
+//!    [`CatragConfig::lexical_passage_weight`] (2.0) × score ÷ best ([`seeds`]), and the
+//!    passages titled by an entity of the top [`CatragConfig::bridge_sources`] (4) BM25 passages
+//!    get up to [`CatragConfig::bridge_weight`] (3.0) ([`bridge`], title bridges).
 //! 2. **Seeds, channel B: symbolic anchoring** ([`anchor`], CatRAG only): each query mention is
 //!    mapped to an entity node (exact normalised match, else embedding match ≥
 //!    [`CatragConfig::anchor_threshold`], 0.9; unmatched mentions are dropped) and gets
@@ -114,22 +119,22 @@ pub struct CatragConfig {
     pub dense_top_n: usize,
     /// Lexical passage prior: the top [`CatragConfig::lexical_top_n`] passage nodes by BM25 get
     /// this weight × score ÷ best score as teleport mass ([`seeds::lexical_passage_weights`]).
-    /// Default 0 (off). Finite, ≥ 0.
+    /// Default 2.0 (tuned on hotpotqa and 2wikimultihopqa, docs/method/graph.md). Finite, ≥ 0.
     pub lexical_passage_weight: f64,
     /// Passage nodes that get the lexical prior, by BM25 score (0: every passage with a query
     /// term). Default 20.
     pub lexical_top_n: usize,
     /// Title bridges ([`bridge`]): a passage titled by an entity of one of the top
     /// [`CatragConfig::bridge_sources`] passages by BM25 gets up to this teleport weight.
-    /// Default 0 (off). Finite, ≥ 0.
+    /// Default 3.0 (tuned on hotpotqa and 2wikimultihopqa, docs/method/graph.md). Finite, ≥ 0.
     pub bridge_weight: f64,
-    /// Passages, by BM25 score, whose entities bridge to the passages they title. Default 3.
+    /// Passages, by BM25 score, whose entities bridge to the passages they title. Default 4.
     pub bridge_sources: usize,
     /// Share of the bridge weight a bridged passage keeps with no query term of its own (the rest
-    /// scales with its BM25 score ÷ the best). Default 0.5. In [0, 1].
+    /// scales with its BM25 score ÷ the best). Default 0.8. In [0, 1].
     pub bridge_floor: f64,
     /// Exponent γ of a bridge's specificity factor (2 ÷ |passages containing the bridging
-    /// entity|)^γ ([`bridge::bridge_weights`]). Default 0 (off). Finite, ≥ 0.
+    /// entity|)^γ ([`bridge::bridge_weights`]). Default 0.5 (0 turns it off). Finite, ≥ 0.
     pub bridge_specificity: f64,
     /// Symbolic anchoring weight ε: an anchored entity gets ε ÷ |its passages| (CatRAG §3
     /// "Symbolic Anchoring"). Default 0.2. Finite, ≥ 0; above 0.5 it outweighs the fact seeds and
@@ -177,12 +182,12 @@ impl Default for CatragConfig {
             seed_top_k: 5,
             passage_node_weight: 0.05,
             dense_top_n: 0,
-            lexical_passage_weight: 0.0,
+            lexical_passage_weight: 2.0,
             lexical_top_n: 20,
-            bridge_weight: 0.0,
-            bridge_sources: 3,
-            bridge_floor: 0.5,
-            bridge_specificity: 0.0,
+            bridge_weight: 3.0,
+            bridge_sources: 4,
+            bridge_floor: 0.8,
+            bridge_specificity: 0.5,
             epsilon: 0.2,
             anchor_threshold: 0.9,
             key_fact_boost: 2.5,
