@@ -417,14 +417,16 @@ mod tests {
             let got = index.search_graph(q, 3, Method::Catrag).unwrap();
             let anchored: Vec<Option<u32>> = got.retrieval.anchors.iter().map(|a| a.node).collect();
             assert!(anchored.contains(&want), "{:?}", got.retrieval.anchors);
-            let exact = index.search_graph("Whom did Teutberga marry?", 3, Method::Catrag).unwrap();
-            assert_eq!(got.hits[0].passage, exact.hits[0].passage);
             let off = graph_index(false).search_graph(q, 3, Method::Catrag).unwrap();
             assert!(
                 off.retrieval.anchors.iter().all(|a| a.mention == "Teutbrega"),
                 "{:?}",
                 off.retrieval.anchors
             );
+            // The anchor puts teleport mass on the misspelt name's entity, which it has no other way
+            // to get (the static embedder's vectors of the two spellings differ).
+            let node = want.unwrap() as usize;
+            assert!(got.retrieval.teleport[node] > off.retrieval.teleport[node] + 1e-3);
         }
     }
 }
