@@ -91,8 +91,11 @@ impl TitleIndex {
 /// (an entity in two passages, the source and the one it titles, keeps it all; a generic entity
 /// such as a country named in hundreds of passages bridges weakly; `specificity` 0 turns this
 /// off). A source never bridges to itself; a passage that is a source
-/// keeps its own prior and may be bridged to as well. All zeros when `weight` is 0, no source
-/// has weight, or the index is empty.
+/// keeps its own prior and may be bridged to as well. With `split_title`, a title shared by
+/// several passages (one article cut into paragraphs, as in MuSiQue's corpus) gives each of them
+/// 1/|passages with that title| of the weight, so one bridge adds one passage's worth of mass
+/// however many paragraphs carry the title. All zeros when `weight` is 0, no source has weight,
+/// or the index is empty.
 pub fn bridge_weights(
     graph: &Graph,
     titles: &TitleIndex,
@@ -102,6 +105,7 @@ pub fn bridge_weights(
     weight: f64,
     floor: f64,
     specificity: f64,
+    split_title: bool,
 ) -> Vec<f64> {
     let nodes = graph.passage_nodes();
     let mut out = vec![0.0f64; nodes.len()];
@@ -123,13 +127,14 @@ pub fn bridge_weights(
             }
             let spread = graph.passages_of(e).len().max(2) as f64;
             let specific = if specificity == 0.0 { 1.0 } else { (2.0 / spread).powf(specificity) };
+            let share = if split_title { 1.0 / titled.len() as f64 } else { 1.0 };
             for &to in titled {
                 let j = to as usize;
                 if j == s || j >= out.len() {
                     continue;
                 }
                 let rel = relevance.get(j).copied().filter(|r| r.is_finite()).unwrap_or(0.0).clamp(0.0, 1.0);
-                let w = weight * strength * specific * (floor + (1.0 - floor) * rel);
+                let w = weight * strength * specific * share * (floor + (1.0 - floor) * rel);
                 if w > out[j] {
                     out[j] = w;
                 }

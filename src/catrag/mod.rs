@@ -136,6 +136,11 @@ pub struct CatragConfig {
     /// Exponent γ of a bridge's specificity factor (2 ÷ |passages containing the bridging
     /// entity|)^γ ([`bridge::bridge_weights`]). Default 0.5 (0 turns it off). Finite, ≥ 0.
     pub bridge_specificity: f64,
+    /// A title shared by several passages splits its bridge weight among them (each gets
+    /// 1/|passages with that title|; [`bridge::bridge_weights`]), so the paragraphs of one
+    /// article do not all take a full bridge. Default true; corpora with one passage per title
+    /// (HotpotQA, 2Wiki) are unaffected.
+    pub bridge_split_title: bool,
     /// Symbolic anchoring weight ε: an anchored entity gets ε ÷ |its passages| (CatRAG §3
     /// "Symbolic Anchoring"). Default 0.2. Finite, ≥ 0; above 0.5 it outweighs the fact seeds and
     /// anchoring degenerates into exact-match retrieval ([`CatragConfig::warnings`]).
@@ -188,6 +193,7 @@ impl Default for CatragConfig {
             bridge_sources: 4,
             bridge_floor: 0.8,
             bridge_specificity: 0.5,
+            bridge_split_title: true,
             epsilon: 0.2,
             anchor_threshold: 0.9,
             key_fact_boost: 2.5,
@@ -540,6 +546,7 @@ impl Retriever {
                 config.bridge_weight,
                 config.bridge_floor,
                 config.bridge_specificity,
+                config.bridge_split_title,
             );
             for (w, b) in passage_weights.iter_mut().zip(bridged) {
                 *w += b;

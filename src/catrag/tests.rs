@@ -656,17 +656,25 @@ fn title_bridges_by_hand() {
     // P0 names Bob → P1: 2 × 1 × (0.25 + 0.75 × 0) = 0.5 (Alice titles P0 itself: no bridge).
     // P2 names Alice → P0: 2 × 0.5 × (0.25 + 0.75 × 1) = 1.
     let rel = [1.0, 0.0, 0.5];
-    assert_eq!(bridge::bridge_weights(&g, &index, &rel, &rel, 3, 2.0, 0.25, 0.0), vec![1.0, 0.5, 0.0]);
+    assert_eq!(bridge::bridge_weights(&g, &index, &rel, &rel, 3, 2.0, 0.25, 0.0, false), vec![1.0, 0.5, 0.0]);
     // Specificity γ = 1: Bob and Alice are each in 2 passages → factor (2 ÷ 2)¹ = 1, unchanged.
-    assert_eq!(bridge::bridge_weights(&g, &index, &rel, &rel, 3, 2.0, 0.25, 1.0), vec![1.0, 0.5, 0.0]);
+    assert_eq!(bridge::bridge_weights(&g, &index, &rel, &rel, 3, 2.0, 0.25, 1.0, false), vec![1.0, 0.5, 0.0]);
     // One source (P0) only.
-    assert_eq!(bridge::bridge_weights(&g, &index, &rel, &rel, 1, 2.0, 0.25, 0.0), vec![0.0, 0.5, 0.0]);
+    assert_eq!(bridge::bridge_weights(&g, &index, &rel, &rel, 1, 2.0, 0.25, 0.0, false), vec![0.0, 0.5, 0.0]);
     // Off: weight 0, no source, or no titled entity.
-    assert_eq!(bridge::bridge_weights(&g, &index, &rel, &rel, 3, 0.0, 0.25, 0.0), vec![0.0; 3]);
-    assert_eq!(bridge::bridge_weights(&g, &index, &[0.0; 3], &rel, 3, 2.0, 0.25, 0.0), vec![0.0; 3]);
+    assert_eq!(bridge::bridge_weights(&g, &index, &rel, &rel, 3, 0.0, 0.25, 0.0, false), vec![0.0; 3]);
+    assert_eq!(bridge::bridge_weights(&g, &index, &[0.0; 3], &rel, 3, 2.0, 0.25, 0.0, false), vec![0.0; 3]);
+    // A title shared by P0 and P1 ("Bob"): P0 names Bob → P1 gets 2 × 1 × 0.25 = 0.5, split
+    // between the two passages titled Bob → 0.25 (P2 names no title entity); unsplit 0.5.
+    let shared = bridge::TitleIndex::build(&g, |i| ["Bob", "Bob", "Zed"].get(i as usize).copied());
+    assert_eq!(shared.passages_titled(B), &[0, 1]);
+    assert_eq!(bridge::bridge_weights(&g, &shared, &rel, &rel, 3, 2.0, 0.25, 0.0, true), vec![0.0, 0.25, 0.0]);
+    assert_eq!(bridge::bridge_weights(&g, &shared, &rel, &rel, 3, 2.0, 0.25, 0.0, false), vec![0.0, 0.5, 0.0]);
+    // One passage per title: splitting changes nothing.
+    assert_eq!(bridge::bridge_weights(&g, &index, &rel, &rel, 3, 2.0, 0.25, 0.0, true), vec![1.0, 0.5, 0.0]);
     let none = bridge::TitleIndex::build(&g, |_| Some("Zed"));
     assert!(none.is_empty());
-    assert_eq!(bridge::bridge_weights(&g, &none, &rel, &rel, 3, 2.0, 0.25, 0.0), vec![0.0; 3]);
+    assert_eq!(bridge::bridge_weights(&g, &none, &rel, &rel, 3, 2.0, 0.25, 0.0, false), vec![0.0; 3]);
 
     // In the teleport vector (lexical prior off): the bridge weights (1, 0.5, 0) are added to
     // HippoRAG 2's hand-worked passage weights (0, 0.05, 0.025); `--no-bridge` removes them.
