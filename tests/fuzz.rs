@@ -8,6 +8,9 @@
 //!   run, that many seconds per target (seeded by `CAIRN_FUZZ_SEED`, default the clock), with
 //!   panics caught, counted and their inputs printed; the summary line per target gives inputs
 //!   tried, seconds and panics.
+// Native only: proptest is a native dev-dependency, and wasm-pack's `--tests` builds every test
+// file for wasm32.
+#![cfg(not(target_arch = "wasm32"))]
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::{Duration, Instant};
