@@ -75,11 +75,11 @@ fn highlights_point_at_the_stored_accented_words() {
 }
 
 #[test]
-fn a_query_that_matches_nothing_gets_nothing_from_every_method() {
+fn a_query_that_matches_nothing_gets_nothing_from_every_lexical_and_graph_method() {
     let index = index();
     for query in ["zzqx vvbn", "???", "the of and"] {
         assert!(index.nothing_matches(query), "{query:?}");
-        for method in [Method::Bm25, Method::Dense, Method::Hybrid, Method::Hipporag, Method::Catrag] {
+        for method in [Method::Bm25, Method::Hybrid, Method::Hipporag, Method::Catrag] {
             assert!(index.search(query, 3, method).unwrap().is_empty(), "{query:?} {method:?}");
         }
         let g = index.search_graph(query, 3, Method::Catrag).unwrap();

@@ -166,6 +166,15 @@ impl Method {
         }
     }
 
+    /// Whether the method ranks by meaning alone, so that a query sharing no word with any
+    /// passage (a paraphrase) still has answers: `dense`, `dense-minilm` and `cage` (which
+    /// reranks `dense`). The "nothing matches" rule ([`Index::nothing_matches`]) does not apply
+    /// to them; every other method answers a query none of whose terms occurs in the corpus with
+    /// no hit.
+    pub fn ranks_by_meaning_alone(self) -> bool {
+        matches!(self, Method::Dense | Method::DenseMinilm | Method::Cage)
+    }
+
     /// For the CAGE methods, the first stage whose top N they rerank (`dense`, `bm25`,
     /// `catrag`); `None` for the others.
     pub fn cage_first_stage(self) -> Option<Method> {
@@ -663,7 +672,8 @@ impl Index {
 
     /// Whether nothing in the corpus matches `query`: none of its index terms (after folding,
     /// stemming and stop-word removal, [`crate::text::Analyzer`]) occurs in any passage. Every
-    /// method then returns no hit, the same way BM25 does, instead of ranking the corpus by
+    /// method but those that rank by meaning alone ([`Method::ranks_by_meaning_alone`]: dense
+    /// methods exist to answer paraphrases) then returns no hit, the same way BM25 does, instead of ranking the corpus by
     /// noise (dense cosines near zero, PPR from the least unlikely facts): a query such as
     /// `"zzqx vvbn"` or `"???"` gets "nothing matches", not three confident passages. A query of
     /// stop words only matches nothing too.
@@ -705,7 +715,10 @@ impl Index {
     pub fn search_with(&self, query: &str, k: usize, method: Method, options: QueryOptions) -> Result<Vec<Hit>> {
         let query = &*nfc(query);
         // (BM25 itself returns nothing then: no second scoring pass for it.)
-        if method != Method::Bm25 && self.nothing_matches_with(query, options.prefix) {
+        if method != Method::Bm25
+            && !method.ranks_by_meaning_alone()
+            && self.nothing_matches_with(query, options.prefix)
+        {
             return Ok(Vec::new());
         }
         if method.cage_first_stage().is_some() {
