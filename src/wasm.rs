@@ -1130,7 +1130,7 @@ impl CageModel {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The user's LLM endpoint (issue 6): `LlmEndpoint`, `LlmPlan` and the Engine's three-phase
+// The user's LLM endpoint: `LlmEndpoint`, `LlmPlan` and the Engine's three-phase
 // CatRAG search with LLM tiers. In its own file to keep this one's diff small.
 #[path = "wasm_llm.rs"]
 mod llm_api;

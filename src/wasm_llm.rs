@@ -1,4 +1,4 @@
-//! The page's side of the user's LLM endpoint (issue 6; METHOD.md §3, CatRAG's LLM edge tiers):
+//! The page's side of the user's LLM endpoint (METHOD.md §3, CatRAG's LLM edge tiers):
 //!
 //! ```js
 //! const llm = new LlmEndpoint('{"base_url":"http://127.0.0.1:8080","model":"m"}',

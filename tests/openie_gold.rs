@@ -1,5 +1,5 @@
 //! Precision and recall of the rule-based OpenIE extractor ([`cairn::extract`]) on a hand-checked
-//! gold set (issue 4, "must show").
+//! gold set.
 //!
 //! `tests/fixtures/openie/gold.jsonl` holds 72 sentences from the dev passages of
 //! `../shared/data/{hotpotqa,musique,2wikimultihopqa}/corpus.jsonl`, one a line:

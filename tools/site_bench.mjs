@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Time to first result of the static-site widget in headless Chromium (issue 8).
+// Time to first result of the static-site widget in headless Chromium.
 //
 //   target/release/cairn index --jsonl ../shared/data/2wiki-corpus-6k --graph --method catrag --out /tmp/cairn-6k
 //   node tools/site_bench.mjs --cairn /tmp/cairn-6k [--method catrag] [--query "…"] [--runs 3]

@@ -23,7 +23,7 @@ const METHOD_LABELS = {
 const METHOD_SHORT = { bm25: 'BM25', dense: 'dense', hybrid: 'hybrid', 'dense-minilm': 'dense MiniLM', hipporag: 'HippoRAG 2', catrag: 'CatRAG', cage: 'CAGE', 'bm25+cage': 'BM25 + CAGE', 'catrag+cage': 'CatRAG + CAGE' };
 const GRAPH_METHODS = ['hipporag', 'catrag'];
 const STATIC_EMBEDDER_METHODS = ['dense', 'hybrid'];
-// CAGE (issue 7): a first stage's top 20 reranked by passage-graph coherence; see the CAGE section.
+// CAGE: a first stage's top 20 reranked by passage-graph coherence; see the CAGE section.
 const CAGE_METHODS = ['cage', 'bm25+cage', 'catrag+cage'];
 const CAGE_SCORE_NAME = 'CAGE fused score: α · first-stage score (min–max) + (1 − α) · min–max(coherence) over the 20 candidates';
 /** The embedder the worker loads on demand for a method, or null. */
@@ -1135,7 +1135,7 @@ function explainElement(explanation, pe, hit) {
   return d;
 }
 
-// ---------------------------------------------------------------- saved indexes and sharing (issue 8)
+// ---------------------------------------------------------------- saved indexes and sharing
 //
 // Save the index in this browser (IndexedDB: database "cairn", store "indexes", one record
 // {key, name, date, size, passages, bytes} per index), export it as a .cairn file, import one,
@@ -1359,7 +1359,7 @@ function startFromLocation() {
   });
 }
 
-// ---------------------------------------------------------------- LLM endpoint (issue 6)
+// ---------------------------------------------------------------- LLM endpoint
 // Off by default: no configuration, nothing sent. "Use this endpoint" gives the worker a
 // configuration; the worker's wasm client reports every HTTP request before it leaves
 // ('llm-request'), and the badge counts them. Settings live in memory unless "remember on this
@@ -1606,7 +1606,7 @@ el.importIndex.addEventListener('change', () => {
 });
 renderSavedList();
 
-// ---------------------------------------------------------------- CAGE (issue 7)
+// ---------------------------------------------------------------- CAGE
 //
 // CAGE (METHOD.md §4) reranks a first stage's top 20 by the coherence of their passage graphs.
 // Each result shows its relevance (cos(query, passage), static embedder), its coherence (mean

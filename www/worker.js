@@ -18,7 +18,7 @@
 //      {type:'cage-graph', id, passage}                        CAGE's passage graph of a passage
 //      {type:'search', query, k, method, prefix, id}
 //      {type:'stats'}
-//      {type:'save-index', id}                                 the index file (issue 8)
+//      {type:'save-index', id}                                 the index file
 //      {type:'load-index', bytes, name}                        replaces the corpus with an index file's
 //                                                              (gzip or not); the static embedder is
 //                                                              fetched first when the file needs it
@@ -659,7 +659,7 @@ function runIndex(batch, replace, labels, during, extraTiming = {}) {
   }
 }
 
-// ---------------------------------------------------------------- index files (issue 8)
+// ---------------------------------------------------------------- index files
 
 /** Whether `bytes` start with gzip's magic number. */
 function isGzip(bytes) {
@@ -777,7 +777,7 @@ async function handleIndexFile(msg) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The user's LLM endpoint (issue 6). Off by default: `llm` stays null and nothing is sent until
+// The user's LLM endpoint. Off by default: `llm` stays null and nothing is sent until
 // the page posts 'llm-config' with a configuration. Every HTTP request goes through the wasm
 // client (LlmEndpoint), which reports it here before it leaves; each is posted to the page as
 // {type: 'llm-request', n (this session), url}. 'llm-cancel' (not queued) aborts the fetches.
@@ -873,7 +873,7 @@ async function searchWithLlm(msg) {
   }
 }
 
-// ---------------------------------------------------------------- CAGE (issue 7)
+// ---------------------------------------------------------------- CAGE
 //
 // CAGE (METHOD.md §4) reranks the first stage's top 20 by the coherence of their passage graphs'
 // R-GCN embeddings Z. Z depends on the passage alone, so it is computed once per passage and

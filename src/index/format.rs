@@ -1,5 +1,5 @@
 //! The index file: an [`super::Index`] as bytes, to save, load, ship with a static site and
-//! share (issue 8). Written by [`super::Index::to_bytes`], read by [`super::Index::from_bytes`].
+//! share. Written by [`super::Index::to_bytes`], read by [`super::Index::from_bytes`].
 //!
 //! **Layout, versions 1 and 2** (2 adds the `cage-z` section; a file without it is written as
 //! version 1, byte for byte as before). Little-endian throughout; every length is explicit; nothing comes from

@@ -155,7 +155,7 @@ fn build_graph_with_the_extractor() {
     assert!(index.graph().is_some());
 }
 
-/// Issue 4's incremental add through the index: a graph built over the first three passages,
+/// The incremental add through the index: a graph built over the first three passages,
 /// carried over with `take_graph` and extended with the last two by `extend_graph`, equals the
 /// graph built over all five at once (same counts, facts and CSR), and the two rank alike.
 #[test]

@@ -454,7 +454,7 @@ impl Index {
 
     /// Adopt `old`, a knowledge graph built over the first `n` passages of this corpus (the
     /// previous index's, from [`Index::take_graph`]), and add passages `n..` to it (METHOD.md §1;
-    /// issue 4's incremental add): only the new passages are run through OpenIE, only their new
+    /// the incremental add): only the new passages are run through OpenIE, only their new
     /// entities and facts are embedded, and only the new entities are compared with all others
     /// for synonym edges ([`Graph::extend`]); the result equals a full [`Index::build_graph`].
     /// With no new passage the graph is adopted as it is. The report's counts and extraction

@@ -52,7 +52,7 @@ impl Index {
     /// configuration, corpus, every attached embedder's passage vectors and, once built, the
     /// knowledge graph. Deterministic: the same corpus and configuration (and embedders) give
     /// the same bytes. About (text bytes + 4 × dim bytes per passage per embedder + the graph's
-    /// tables) long; see the closing notes of issue 8 for measured sizes.
+    /// tables) long.
     ///
     /// # Errors
     /// [`Error::Config`] when the knowledge graph was built with an embedder that is not one of

@@ -1,4 +1,4 @@
-// CAGE (issue 7) in headless Chromium with the RELEASE wasm packages that `npm run build` makes:
+// CAGE in headless Chromium with the RELEASE wasm packages that `npm run build` makes:
 // pkg/ (passage graphs, tensors, fusion) and pkg-minilm/ (tract's R-GCN, class CageModel).
 // `node --test tests/e2e/cage.test.mjs`; needs `npm run build` (pkg/, pkg-minilm/, dist/).
 //

@@ -1,4 +1,4 @@
-// The page with the user's LLM endpoint (issue 6): `node --test tests/e2e/llm-page.test.mjs`
+// The page with the user's LLM endpoint: `node --test tests/e2e/llm-page.test.mjs`
 // (needs a built page: `npm run build`). Starts the loopback fault server
 // (tools/llm_fault_server.py, stdlib Python) and, when .venv-llm exists (tools/llm_setup.sh), the
 // real SmolLM2 server (tools/llm_server.py). In the page: configure the endpoint, Test connection,

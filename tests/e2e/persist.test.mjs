@@ -1,4 +1,4 @@
-// End-to-end tests of the page's saved indexes and share links (issue 8) in headless Chromium:
+// End-to-end tests of the page's saved indexes and share links in headless Chromium:
 // `node --test tests/e2e/`. Needs a built page: `npm run build:wasm && npm run build:web`.
 //
 // Save in the browser (IndexedDB), list, open and delete; export a .cairn file and import it;

@@ -1,4 +1,4 @@
-// End-to-end test of static-site search (issue 8) in headless Chromium: `node --test tests/e2e/`.
+// End-to-end test of static-site search in headless Chromium: `node --test tests/e2e/`.
 //
 // A small static site is generated from the 100 real HotpotQA dev passages of
 // tests/fixtures/hotpot-sample (one HTML page per passage, with a nav, header, footer and script
