@@ -176,7 +176,10 @@ impl LlmEndpoint {
         client.resume();
         let batches = plan.batches.clone();
         let cache = plan.cache.clone();
-        // The query's deadline starts now and bounds every call below.
+        // The query's deadline starts now and bounds every call below: each search gets its
+        // own, even when the user searches the same question again (ending the previous
+        // query first, since the policy keeps a running deadline for the same text).
+        client.begin_query(None);
         client.begin_query(batches.first().map(|b| b.query.as_str()));
         wasm_bindgen_futures::future_to_promise(async move {
             let budget = client.config().call_budget;
