@@ -978,8 +978,7 @@ impl Index {
         let cfg = self.config.cage.clone();
         let key = cage.key(&cfg)?;
         let encoder = cage.encoder(&cfg)?.clone();
-        let field = self.field(Method::Dense)?;
-        let embedder = field.embedder().clone();
+        self.field(Method::Dense)?; // the static embedder gives the node features
         let n = self.corpus.len();
         let mut store = match self.cage_z.take() {
             Some(z) if z.key() == key && z.dim() == encoder.dim() => z,
@@ -987,21 +986,12 @@ impl Index {
         };
         store.resize(n);
         let missing = store.missing();
-        let pipeline = Pipeline::english()?;
-        let beta = cfg.effective_beta();
         let total = missing.len();
         let mut done = 0;
         let mut result = Ok(());
         for chunk in missing.chunks(CAGE_Z_BATCH) {
-            let graphs: Vec<PassageGraph> = chunk
-                .iter()
-                .map(|&i| {
-                    let p = u32::try_from(i).ok().and_then(|i| self.corpus.get(i));
-                    let (t, x) = p.map_or(("", ""), |p| (p.title.as_str(), p.text.as_str()));
-                    PassageGraph::build(&pipeline.analyze(t, x), beta)
-                })
-                .collect();
-            let z = GraphBatch::new(&graphs, embedder.as_ref(), cfg.plain_gcn).and_then(|b| encoder.encode(&b));
+            // The same passage graphs and tensors as the page's path (`cage_batch_of`).
+            let z = self.cage_batch_of(chunk).and_then(|(_, b)| encoder.encode(&b));
             let z = match z {
                 Ok(z) => z,
                 Err(e) => {
