@@ -24,6 +24,7 @@ pub mod embed;
 pub mod error;
 pub mod eval;
 pub mod extract;
+pub mod format;
 pub mod graph;
 pub mod index;
 pub mod llm;

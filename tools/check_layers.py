@@ -26,7 +26,7 @@ import sys
 LAYERS = [
     ["error"],
     ["text", "embed", "ppr"],
-    ["corpus"],
+    ["corpus", "format"],
     ["extract"],
     ["graph", "llm"],
     ["catrag", "cage"],

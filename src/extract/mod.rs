@@ -33,7 +33,7 @@ pub use rules::{extract_corpus, extract_passage, extract_passages, ExtractOutput
 /// over every passage) and CatRAG §3.1.
 ///
 /// The strings are surface text as extracted; the graph normalises the subject and object into
-/// entity names ([`crate::graph::normalize_entity`]) and embeds `"subject relation object"` as
+/// entity names ([`crate::text::normalize::normalize_entity`]) and embeds `"subject relation object"` as
 /// the fact's text. Any string may be empty or non-English: the graph skips a triple whose
 /// subject or object normalises to nothing, and never panics on one.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]

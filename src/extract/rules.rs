@@ -98,7 +98,7 @@ use std::collections::{HashMap, HashSet};
 use serde::{Deserialize, Serialize};
 
 use super::Triple;
-use crate::graph::normalize_entity;
+use crate::text::normalize::normalize_entity;
 use crate::text::{Antecedent, ChunkKind, Document, EntityKind, Gazetteer, Pipeline, Upos, VerbForm};
 use crate::{Corpus, Passage};
 

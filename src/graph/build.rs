@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::knn::{self, SynonymStats};
-use super::normalize::{collapse_whitespace, normalize_entity, normalize_relation};
+use crate::text::normalize::{collapse_whitespace, normalize_entity, normalize_relation};
 use super::{csr, Fact, Graph, GraphConfig, NodeKind, Store, Triple};
 use crate::corpus::Passage;
 use crate::embed::{Embedder, VectorMatrix};

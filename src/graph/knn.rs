@@ -14,7 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::normalize::alnum_count;
+use crate::text::normalize::alnum_count;
 use super::Store;
 use crate::embed::{dot, is_zero};
 

@@ -61,7 +61,7 @@
 mod build;
 mod csr;
 mod knn;
-mod normalize;
+
 mod persist;
 #[cfg(test)]
 mod tests;
@@ -75,7 +75,7 @@ pub use crate::extract::Triple;
 
 pub use build::{build_graph, AddSummary, BuildStep, GraphBuilder};
 pub use knn::SynonymStats;
-pub use normalize::{alnum_count, collapse_whitespace, normalize_entity, normalize_relation};
+pub use crate::text::normalize::{alnum_count, collapse_whitespace, normalize_entity, normalize_relation};
 
 /// Settings of the graph (METHOD.md §1). Serde names are the field names; every field has a
 /// default, so `{}` is the default configuration.

@@ -1,4 +1,4 @@
-//! The knowledge graph in the index file (section `graph`, [`crate::index::format`]).
+//! The knowledge graph in the index file (section `graph`, [`crate::format`]).
 //!
 //! Stored: the configuration, the node table, entity names and keys, each entity's passages and
 //! facts, each passage node's corpus indices, entities and facts, the fact table, each entity's
@@ -27,7 +27,7 @@ use super::{normalize_relation, Fact, Graph, GraphBuilder, GraphConfig, NodeKind
 use crate::corpus::Passage;
 use crate::embed::Embedder;
 use crate::error::Result;
-use crate::index::format::{Reader, Writer};
+use crate::format::{Reader, Writer};
 
 impl Graph {
     /// Write the graph's section body (module docs) to `w`.

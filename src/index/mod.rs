@@ -8,7 +8,8 @@
 
 pub mod bm25;
 pub mod dense;
-pub mod format;
+/// The index file format, re-exported where it was first documented ([`crate::format`]).
+pub use crate::format;
 pub mod fuzzy;
 mod persist;
 pub mod knowledge;

@@ -2,7 +2,7 @@
 
 use std::rc::Rc;
 
-use super::format::{assemble, fingerprint, split, Reader, SectionKind, Writer};
+use crate::format::{assemble, fingerprint, split, Reader, SectionKind, Writer};
 use super::{EmbedderSlot, Index, IndexConfig, KnowledgeGraph};
 use crate::corpus::{Corpus, Passage};
 use crate::embed::{Embedder, VectorMatrix};

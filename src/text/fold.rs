@@ -14,7 +14,7 @@
 //!   `"Pal Erdos"`, `"Zürich"` to `"Zurich"`. Marks of other scripts (Devanagari vowel signs,
 //!   Thai tone marks, Hebrew points) are letters of their words, not accents, and are kept.
 //!   Applied to index terms ([`crate::text::Analyzer::term_of`]) and to entity keys
-//!   ([`crate::graph::normalize_entity`]), never to the stored text.
+//!   ([`crate::text::normalize::normalize_entity`]), never to the stored text.
 //! - [`is_cjk_char`]: the characters that are written without spaces between words (Han,
 //!   Hiragana, Katakana), which the analyser indexes as overlapping character bigrams (as
 //!   Lucene's `CJKBigramFilter`).

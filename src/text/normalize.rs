@@ -73,7 +73,7 @@ pub fn normalize_relation(phrase: &str) -> String {
 }
 
 /// Number of letters and digits (Unicode alphanumeric characters) in `s`. Entities whose
-/// normalised key has fewer than [`super::GraphConfig::synonym_min_alnum`] (default 3) get no
+/// normalised key has fewer than [`crate::graph::GraphConfig::synonym_min_alnum`] (default 3) get no
 /// synonym edges (HippoRAG 2 counts ASCII `[A-Za-z0-9]` only; Cairn counts Unicode ones).
 pub fn alnum_count(s: &str) -> usize {
     s.chars().filter(|c| c.is_alphanumeric()).count()

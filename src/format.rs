@@ -1,5 +1,5 @@
-//! The index file: an [`super::Index`] as bytes, to save, load, ship with a static site and
-//! share. Written by [`super::Index::to_bytes`], read by [`super::Index::from_bytes`].
+//! The index file: an [`crate::index::Index`] as bytes, to save, load, ship with a static site and
+//! share. Written by [`crate::index::Index::to_bytes`], read by [`crate::index::Index::from_bytes`].
 //!
 //! **Layout, versions 1 and 2** (2 adds the `cage-z` section; a file without it is written as
 //! version 1, byte for byte as before). Little-endian throughout; every length is explicit; nothing comes from
@@ -16,7 +16,7 @@
 //! …                   section bodies, in table order, back to back
 //! ```
 //!
-//! Sections (kinds in [`SectionKind`]): `config` (the [`super::IndexConfig`] as JSON: small,
+//! Sections (kinds in [`SectionKind`]): `config` (the [`crate::index::IndexConfig`] as JSON: small,
 //! readable, and serde_json writes struct fields in declaration order), `corpus` (passages),
 //! one `dense` per embedder slot with passage vectors (`f32`, exactly as held, so a loaded index
 //! ranks exactly as the saved one; for the static embedder only their checksum, see
@@ -62,7 +62,7 @@ const ENTRY_LEN: usize = 24;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u32)]
 pub enum SectionKind {
-    /// [`super::IndexConfig`] as UTF-8 JSON.
+    /// [`crate::index::IndexConfig`] as UTF-8 JSON.
     Config = 1,
     /// The passages: count (u32), then per passage id, title, text (each u32 length + UTF-8).
     Corpus = 2,
