@@ -21,6 +21,7 @@ pub mod cage;
 pub mod catrag;
 pub mod corpus;
 pub mod embed;
+pub mod engine;
 pub mod error;
 pub mod eval;
 pub mod extract;
@@ -29,6 +30,7 @@ pub mod graph;
 pub mod index;
 pub mod llm;
 pub mod ppr;
+pub mod search;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod site;
 pub mod text;

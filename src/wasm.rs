@@ -15,12 +15,13 @@ use serde::{Deserialize, Serialize};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::JsCast;
 
-use crate::corpus::{parse_jsonl, split_document, Corpus, Passage};
+use crate::corpus::{parse_jsonl, split_document, Passage};
 use std::rc::Rc;
 
 use crate::catrag::ExplainConfig;
 use crate::embed::{l2_normalize, Embedder, StaticEmbedder, VectorMatrix};
-use crate::index::{EmbedderSlot, GraphStage, Index, IndexConfig, KnowledgeGraph, Method};
+use crate::engine::Phase;
+use crate::index::{EmbedderSlot, Index, IndexConfig, Method};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
@@ -131,25 +132,12 @@ fn from_js<T: serde::de::DeserializeOwned>(v: JsValue) -> Result<T, String> {
     serde_json::from_value(json).map_err(|e| e.to_string())
 }
 
-enum State {
-    Collecting(Corpus),
-    Built(Index),
-}
-
-/// A corpus and its index, in the page's worker. Add passages, `build`, then `search`.
-/// Adding passages after `build` makes the engine unbuilt until the next `build`.
+/// A corpus and its index, in the page's worker ([`crate::engine::Engine`]). Add passages,
+/// `build`, then `search`. Adding passages after `build` makes the engine unbuilt until the next
+/// `build`.
 #[wasm_bindgen]
 pub struct Engine {
-    config: IndexConfig,
-    state: Option<State>,
-    /// The static embedder, once loaded: every build embeds the passages with it.
-    static_embedder: Option<Rc<dyn Embedder>>,
-    /// The knowledge graph of the last built index while passages are being added: the next
-    /// `build` extends it with the new passages only (`Index::extend_graph`).
-    carried_graph: Option<KnowledgeGraph>,
-    /// CAGE's graph embeddings of the last built index while passages are being added: the
-    /// next `build` keeps them, so only the new passages need theirs computed.
-    carried_cage_z: Option<crate::cage::GraphEmbeddings>,
+    inner: crate::engine::Engine,
 }
 
 #[derive(Deserialize)]
@@ -168,6 +156,14 @@ struct SearchOptions {
     k: Option<f64>,
     method: Option<String>,
     prefix: Option<bool>,
+}
+
+/// `searchExplained`'s answer: the hits and, for a graph method, the explanation of the same
+/// search (`null` for the other methods).
+#[derive(Serialize)]
+struct ExplainedSearch<'a> {
+    hits: Vec<SearchHit<'a>>,
+    explanation: Option<crate::search::SearchExplanation>,
 }
 
 #[derive(Serialize)]
@@ -202,25 +198,6 @@ fn search_hit<'a>(
     })
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct EngineStats {
-    passages: usize,
-    built: bool,
-    terms: usize,
-    postings: usize,
-    avg_passage_terms: f32,
-    text_bytes: usize,
-    index_bytes: usize,
-    embedders: Vec<EmbedderInfo>,
-}
-
-#[derive(Serialize)]
-struct EmbedderInfo {
-    name: &'static str,
-    dims: usize,
-}
-
 /// Byte ranges of `text` to UTF-16 code-unit ranges (JavaScript string offsets).
 fn utf16_ranges(text: &str, ranges: &[(usize, usize)]) -> Vec<(u32, u32)> {
     let mut out = Vec::with_capacity(ranges.len());
@@ -251,61 +228,38 @@ fn callback(arg: Option<ProgressArg>) -> Option<js_sys::Function> {
     arg.and_then(|a| JsValue::from(a).dyn_into::<js_sys::Function>().ok())
 }
 
-/// A progress closure that forwards `(done, total, phase)` to an optional JS callback. A throwing
-/// callback must not abort indexing: its error is ignored.
-fn progress_fn<'a>(f: &'a Option<js_sys::Function>, phase: &'static str) -> impl FnMut(usize, usize) + 'a {
-    move |done, total| {
+/// A progress closure that forwards `(done, total, phase)` to an optional JS callback (a throwing
+/// callback must not abort indexing: its error is ignored), with the phase's name
+/// ([`Phase::name`]).
+fn phase_progress(f: &Option<js_sys::Function>) -> impl FnMut(Phase, usize, usize) + '_ {
+    move |phase, done, total| {
         if let Some(f) = f {
             let _ = f.call3(
                 &JsValue::NULL,
                 &JsValue::from(done as f64),
                 &JsValue::from(total as f64),
-                &JsValue::from_str(phase),
+                &JsValue::from_str(phase.name()),
             );
         }
     }
 }
 
 impl Engine {
-    fn corpus_mut(&mut self) -> &mut Corpus {
-        let corpus = match self.state.take() {
-            Some(State::Collecting(c)) => c,
-            Some(State::Built(mut i)) => {
-                if let Some(g) = i.take_graph() {
-                    self.carried_graph = Some(g);
-                }
-                if let Some(z) = i.take_cage_embeddings() {
-                    self.carried_cage_z = Some(z);
-                }
-                i.into_corpus()
-            }
-            None => Corpus::new(),
-        };
-        self.state = Some(State::Collecting(corpus));
-        match &mut self.state {
-            Some(State::Collecting(c)) => c,
-            _ => unreachable!("state was just set to Collecting"),
-        }
-    }
-
-    fn corpus(&self) -> Option<&Corpus> {
-        match &self.state {
-            Some(State::Collecting(c)) => Some(c),
-            Some(State::Built(i)) => Some(i.corpus()),
-            None => None,
-        }
-    }
-
     /// Add all or nothing; a rejected batch leaves a built index built.
     fn add_all(&mut self, passages: Vec<Passage>) -> Result<u32, JsError> {
-        if let Some(c) = self.corpus() {
-            c.check_new(&passages).map_err(js_err)?;
-        }
-        if passages.is_empty() {
-            return Ok(0);
-        }
-        let n = self.corpus_mut().extend(passages).map_err(js_err)?;
-        Ok(n as u32)
+        Ok(self.inner.add_passages(passages).map_err(js_err)? as u32)
+    }
+
+    fn index(&self) -> Result<&Index, JsError> {
+        self.inner.index().map_err(js_err)
+    }
+
+    fn index_mut(&mut self) -> Result<&mut Index, JsError> {
+        self.inner.index_mut().map_err(js_err)
+    }
+
+    fn stats_js(&self) -> JsValue {
+        serde_wasm_bindgen::to_value(&self.inner.stats()).unwrap_or(JsValue::NULL)
     }
 }
 
@@ -319,14 +273,7 @@ impl Engine {
                 None => IndexConfig::default(),
                 Some(c) => from_js(c).map_err(|e| js_err(format!("invalid configuration: {e}")))?,
             };
-        config.bm25.validate().map_err(js_err)?;
-        Ok(Engine {
-            config,
-            state: Some(State::Collecting(Corpus::new())),
-            static_embedder: None,
-            carried_graph: None,
-            carried_cage_z: None,
-        })
+        Ok(Engine { inner: crate::engine::Engine::new(config).map_err(js_err)? })
     }
 
     /// Add passages `{id?, title?, text}`; all or nothing. Returns the number added.
@@ -339,7 +286,7 @@ impl Engine {
         let items: Vec<serde_json::Value> = serde_wasm_bindgen::from_value(passages).map_err(|e| {
             js_err(format!("addPassages expects an array of {{id, title, text}} objects: {e}"))
         })?;
-        let base = self.corpus_mut().len();
+        let base = self.inner.corpus().len();
         let mut out = Vec::with_capacity(items.len());
         for (i, item) in items.into_iter().enumerate() {
             let p: PassageIn = serde_json::from_value(item).map_err(|e| {
@@ -377,33 +324,8 @@ impl Engine {
     #[wasm_bindgen(unchecked_return_type = "EngineStats")]
     pub fn build(&mut self, on_progress: Option<ProgressArg>) -> Result<JsValue, JsError> {
         let on_progress = callback(on_progress);
-        let config = self.config.clone();
-        // On an error the passages stay in the engine, unbuilt.
-        let mut index =
-            Index::build_taking(self.corpus_mut(), &config, &mut progress_fn(&on_progress, "bm25"))
-                .map_err(js_err)?;
-        if let Some(e) = &self.static_embedder {
-            let attached = index.attach_embedder(
-                EmbedderSlot::Static,
-                e.clone(),
-                &mut progress_fn(&on_progress, "embed"),
-            );
-            if let Err(err) = attached {
-                self.state = Some(State::Collecting(index.into_corpus()));
-                return Err(js_err(err));
-            }
-            // The graph of the previous build grows by the new passages only. When that fails
-            // (it cannot on valid input) the engine builds without a graph; `buildGraph` makes
-            // a fresh one.
-            if let Some(carried) = self.carried_graph.take() {
-                let _ = index.extend_graph(carried, &mut graph_progress(&on_progress));
-            }
-        }
-        if let Some(z) = self.carried_cage_z.take() {
-            index.adopt_cage_embeddings(z);
-        }
-        self.state = Some(State::Built(index));
-        Ok(self.stats())
+        self.inner.build(&mut phase_progress(&on_progress)).map_err(js_err)?;
+        Ok(self.stats_js())
     }
 
     /// Build the knowledge graph (METHOD.md §1) that the methods `hipporag` and `catrag` walk:
@@ -417,14 +339,11 @@ impl Engine {
     #[wasm_bindgen(js_name = buildGraph, unchecked_return_type = "GraphReport")]
     pub fn build_graph(&mut self, on_progress: Option<ProgressArg>) -> Result<JsValue, JsError> {
         let on_progress = callback(on_progress);
-        let Some(State::Built(index)) = &mut self.state else {
-            return Err(js_err(crate::Error::NotBuilt));
-        };
-        let embedder = index.dense(EmbedderSlot::Static).map(|d| d.embedder().clone()).ok_or_else(|| {
-            js_err("the knowledge graph needs the static embedder: load it first (loadStaticEmbedder)")
-        })?;
-        self.carried_graph = None;
-        index.build_graph(embedder, &mut graph_progress(&on_progress)).map_err(js_err)?;
+        let index = self.index()?;
+        if index.dense(EmbedderSlot::Static).is_none() {
+            return Err(js_err("the knowledge graph needs the static embedder: load it first (loadStaticEmbedder)"));
+        }
+        self.inner.build_graph(&mut phase_progress(&on_progress)).map_err(js_err)?;
         Ok(self.graph_report())
     }
 
@@ -434,12 +353,12 @@ impl Engine {
     /// triples}, …}` (times are `null` in wasm).
     #[wasm_bindgen(js_name = graphReport, unchecked_return_type = "GraphReport | null")]
     pub fn graph_report(&self) -> JsValue {
-        match &self.state {
-            Some(State::Built(index)) => {
-                index.knowledge_graph().and_then(|kg| to_js(kg.report()).ok()).unwrap_or(JsValue::NULL)
-            }
-            _ => JsValue::NULL,
-        }
+        self.inner
+            .index()
+            .ok()
+            .and_then(|index| index.knowledge_graph())
+            .and_then(|kg| to_js(kg.report()).ok())
+            .unwrap_or(JsValue::NULL)
     }
 
     /// Graph benchmark figures over `queries` with `method` (`"catrag"` or `"hipporag"`):
@@ -448,10 +367,7 @@ impl Engine {
     /// `performance.now()`. Throws when the engine or its graph is not built.
     #[wasm_bindgen(js_name = graphBench)]
     pub fn graph_bench(&self, queries: Vec<String>, method: &str) -> Result<JsValue, JsError> {
-        let index = match &self.state {
-            Some(State::Built(i)) => i,
-            _ => return Err(js_err(crate::Error::NotBuilt)),
-        };
+        let index = self.index()?;
         let method: Method = method.parse().map_err(js_err)?;
         let perf = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("performance"))
             .map_err(|_| JsError::new("this context has no performance clock"))?;
@@ -470,9 +386,7 @@ impl Engine {
     /// not look English. Throws when the graph is not built or no passage has that id.
     #[wasm_bindgen(js_name = passageGraph, unchecked_return_type = "PassageGraph")]
     pub fn passage_graph(&self, id: &str) -> Result<JsValue, JsError> {
-        let Some(State::Built(index)) = &self.state else {
-            return Err(js_err(crate::Error::NotBuilt));
-        };
+        let index = self.index()?;
         let kg = index
             .knowledge_graph()
             .ok_or_else(|| js_err("the knowledge graph is not built yet: build it first (buildGraph)"))?;
@@ -488,18 +402,36 @@ impl Engine {
     /// (options as `search`; the method must be `hipporag` or `catrag`).
     #[wasm_bindgen(unchecked_return_type = "SearchExplanation")]
     pub fn explain(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
-        let (k, method) = search_options(options)?;
-        let Some(State::Built(index)) = &self.state else {
-            return Err(js_err(crate::Error::NotBuilt));
-        };
+        let (k, method, query_options) = search_options_with_query(options)?;
+        let index = self.index()?;
         if method.graph_method().is_none() {
             return Err(js_err(format!(
                 "explain needs a graph method (hipporag, catrag), not {:?}",
                 method.name()
             )));
         }
-        let e = index.explain(query, k, method, &ExplainConfig::default()).map_err(js_err)?;
+        let found = index.run(query, k, method, query_options).map_err(js_err)?;
+        let e = index.explain_result(&found, &ExplainConfig::default()).map_err(js_err)?;
         to_js(&e).map_err(js_err)
+    }
+
+    /// `search` and, for a graph method (`hipporag`, `catrag`), `explain` of that same search in
+    /// one call: `{hits, explanation}` (`explanation` null for the other methods). The graph
+    /// search runs once. Options as `search`.
+    #[wasm_bindgen(js_name = searchExplained)]
+    pub fn search_explained(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
+        let (k, method, query_options) = search_options_with_query(options)?;
+        let found = self.inner.search(query, k, method, query_options).map_err(js_err)?;
+        let index = self.index()?;
+        let explanation = if method.graph_method().is_some() && method.cage_first_stage().is_none() {
+            Some(index.explain_result(&found, &ExplainConfig::default()).map_err(js_err)?)
+        } else {
+            None
+        };
+        let terms = index.result_terms(&found);
+        let hits =
+            found.hits.iter().enumerate().filter_map(|(rank, h)| search_hit(index, &terms, rank + 1, h)).collect();
+        to_js(&ExplainedSearch { hits, explanation }).map_err(js_err)
     }
 
     /// Load the static embedder (methods `dense` and `hybrid`) from the bytes of its table file
@@ -515,42 +447,15 @@ impl Engine {
     ) -> Result<JsValue, JsError> {
         let on_progress = callback(on_progress);
         let embedder: Rc<dyn Embedder> = Rc::new(StaticEmbedder::from_bytes(table, vocab).map_err(js_err)?);
-        if let Some(State::Built(index)) = &mut self.state {
-            index
-                .attach_embedder(
-                    EmbedderSlot::Static,
-                    embedder.clone(),
-                    &mut progress_fn(&on_progress, "embed"),
-                )
-                .map_err(js_err)?;
-        }
-        self.static_embedder = Some(embedder);
-        Ok(self.stats())
+        self.inner.set_embedder(EmbedderSlot::Static, embedder, &mut phase_progress(&on_progress)).map_err(js_err)?;
+        Ok(self.stats_js())
     }
 
     /// The methods a search can use now: `bm25` always, the dense ones once their embedder is
     /// loaded (see `methods()` for every method this build knows).
     #[wasm_bindgen(js_name = availableMethods, unchecked_return_type = "string[]")]
     pub fn available_methods(&self) -> JsValue {
-        let graph_built = matches!(&self.state, Some(State::Built(index)) if index.graph().is_some());
-        let names: Vec<&str> = Method::ALL
-            .into_iter()
-            .filter(|m| m.graph_method().is_none() || graph_built)
-            // CAGE needs every passage's stored graph embedding (`cageMissing`/`cageStore`).
-            .filter(|m| {
-                m.cage_first_stage().is_none()
-                    || matches!(&self.state, Some(State::Built(index)) if index.supports(*m))
-            })
-            .filter(|m| match m.embedder() {
-                None => true,
-                Some(EmbedderSlot::Static) => self.static_embedder.is_some(),
-                Some(EmbedderSlot::Minilm) => match &self.state {
-                    Some(State::Built(index)) => index.dense(EmbedderSlot::Minilm).is_some(),
-                    _ => false,
-                },
-            })
-            .map(Method::name)
-            .collect();
+        let names: Vec<&str> = self.inner.available_methods().into_iter().map(Method::name).collect();
         serde_wasm_bindgen::to_value(&names).unwrap_or(JsValue::NULL)
     }
 
@@ -561,67 +466,18 @@ impl Engine {
     #[wasm_bindgen(unchecked_return_type = "SearchHit[]")]
     pub fn search(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
         let (k, method, query_options) = search_options_with_query(options)?;
-        let index = match &self.state {
-            Some(State::Built(i)) => i,
-            _ => return Err(js_err(crate::Error::NotBuilt)),
-        };
-        let hits = index.search_with(query, k, method, query_options).map_err(js_err)?;
-        let terms = index.query_terms_with(query, query_options);
+        let found = self.inner.search(query, k, method, query_options).map_err(js_err)?;
+        let index = self.index()?;
+        let terms = index.result_terms(&found);
         let out: Vec<SearchHit> =
-            hits.iter().enumerate().filter_map(|(rank, h)| search_hit(index, &terms, rank + 1, h)).collect();
+            found.hits.iter().enumerate().filter_map(|(rank, h)| search_hit(index, &terms, rank + 1, h)).collect();
         serde_wasm_bindgen::to_value(&out).map_err(js_err)
     }
 
     /// Sizes of the corpus and, once built, of the index.
     #[wasm_bindgen(unchecked_return_type = "EngineStats")]
     pub fn stats(&self) -> JsValue {
-        let s = match &self.state {
-            Some(State::Built(i)) => {
-                let s = i.stats();
-                EngineStats {
-                    passages: s.passages,
-                    built: true,
-                    terms: s.terms,
-                    postings: s.postings,
-                    avg_passage_terms: s.avg_passage_terms,
-                    text_bytes: s.text_bytes,
-                    index_bytes: s.index_bytes,
-                    embedders: i
-                        .embedders()
-                        .into_iter()
-                        .map(|slot| EmbedderInfo {
-                            name: slot.name(),
-                            dims: i.dense(slot).map_or(0, |d| d.vectors().dim()),
-                        })
-                        .collect(),
-                }
-            }
-            Some(State::Collecting(c)) => EngineStats {
-                passages: c.len(),
-                built: false,
-                terms: 0,
-                postings: 0,
-                avg_passage_terms: 0.0,
-                text_bytes: c.text_bytes(),
-                index_bytes: 0,
-                embedders: self
-                    .static_embedder
-                    .iter()
-                    .map(|e| EmbedderInfo { name: EmbedderSlot::Static.name(), dims: e.dim() })
-                    .collect(),
-            },
-            None => EngineStats {
-                passages: 0,
-                built: false,
-                terms: 0,
-                postings: 0,
-                avg_passage_terms: 0.0,
-                text_bytes: 0,
-                index_bytes: 0,
-                embedders: Vec::new(),
-            },
-        };
-        serde_wasm_bindgen::to_value(&s).unwrap_or(JsValue::NULL)
+        self.stats_js()
     }
 
     /// Undo adds: keep only the first `passages` passages (the count `stats().passages` gave
@@ -629,16 +485,8 @@ impl Engine {
     /// Returns the stats.
     #[wasm_bindgen(unchecked_return_type = "EngineStats")]
     pub fn truncate(&mut self, passages: u32) -> JsValue {
-        if self.corpus().is_some_and(|c| c.len() > passages as usize) {
-            self.corpus_mut().truncate(passages as usize);
-            if self.carried_graph.as_ref().is_some_and(|g| g.report().counts.passages > passages as usize) {
-                self.carried_graph = None;
-            }
-            if let Some(z) = &mut self.carried_cage_z {
-                z.resize(z.rows().min(passages as usize));
-            }
-        }
-        self.stats()
+        self.inner.truncate(passages as usize);
+        self.stats_js()
     }
 
     /// The texts the dense methods embed for passages `start..end` (`"{title} {text}"`, as
@@ -646,13 +494,9 @@ impl Engine {
     /// MiniLM package). The range is clamped to the corpus; an empty array past its end.
     #[wasm_bindgen(js_name = passageTexts, unchecked_return_type = "string[]")]
     pub fn passage_texts(&self, start: u32, end: u32) -> JsValue {
-        let texts: Vec<String> = self
-            .corpus()
-            .map(|c| {
-                let (s, e) = (start as usize, (end as usize).min(c.len()));
-                c.passages().get(s..e.max(s)).unwrap_or(&[]).iter().map(Index::passage_text).collect()
-            })
-            .unwrap_or_default();
+        let c = self.inner.corpus();
+        let (s, e) = (start as usize, (end as usize).min(c.len()));
+        let texts: Vec<String> = c.passages().get(s..e.max(s)).unwrap_or(&[]).iter().map(Index::passage_text).collect();
         serde_wasm_bindgen::to_value(&texts).unwrap_or(JsValue::NULL)
     }
 
@@ -679,16 +523,14 @@ impl Engine {
                 "attachVectors: embedder {embedder:?} cannot be attached from outside (only \"minilm\")"
             )));
         }
-        let Some(State::Built(index)) = &mut self.state else {
-            return Err(js_err(crate::Error::NotBuilt));
-        };
+        self.index()?;
         if dims == 0 {
             return Err(js_err("attachVectors: dims must be at least 1"));
         }
         let matrix = VectorMatrix::from_rows(dims as usize, vectors).map_err(js_err)?;
         let e: Rc<dyn Embedder> = Rc::new(JsEmbedder { dims: dims as usize, embed: embed_query });
-        index.attach_vectors(EmbedderSlot::Minilm, e, matrix).map_err(js_err)?;
-        Ok(self.stats())
+        self.inner.attach_vectors(EmbedderSlot::Minilm, e, matrix).map_err(js_err)?;
+        Ok(self.stats_js())
     }
 
     /// The built index as an index file (`Uint8Array`; format in `cairn::index::format`):
@@ -697,10 +539,7 @@ impl Engine {
     /// here and in the native CLI (`cairn index`). Throws when the engine is not built.
     #[wasm_bindgen(js_name = saveIndex)]
     pub fn save_index(&self) -> Result<Vec<u8>, JsError> {
-        let Some(State::Built(index)) = &self.state else {
-            return Err(js_err(crate::Error::NotBuilt));
-        };
-        index.to_bytes().map_err(js_err)
+        self.inner.save().map_err(js_err)
     }
 
     /// Replace everything with the index in `bytes` (from `saveIndex` or `cairn index`; not
@@ -717,15 +556,8 @@ impl Engine {
     #[wasm_bindgen(js_name = loadIndex, unchecked_return_type = "EngineStats")]
     pub fn load_index(&mut self, bytes: &[u8], on_progress: Option<ProgressArg>) -> Result<JsValue, JsError> {
         let on_progress = callback(on_progress);
-        let embedders: Vec<(EmbedderSlot, Rc<dyn Embedder>)> =
-            self.static_embedder.iter().map(|e| (EmbedderSlot::Static, e.clone())).collect();
-        let (index, _notes) =
-            Index::from_bytes(bytes, &embedders, &mut progress_fn(&on_progress, "load")).map_err(js_err)?;
-        self.config = index.config().clone();
-        self.carried_graph = None;
-        self.carried_cage_z = None;
-        self.state = Some(State::Built(index));
-        Ok(self.stats())
+        self.inner.load(bytes, &mut phase_progress(&on_progress)).map_err(js_err)?;
+        Ok(self.stats_js())
     }
 
     /// Every passage as JSONL, one `{"id", "title", "text"}` object per line in corpus order
@@ -733,7 +565,7 @@ impl Engine {
     #[wasm_bindgen(js_name = corpusJsonl)]
     pub fn corpus_jsonl(&self) -> Result<String, JsError> {
         let mut out = String::new();
-        for p in self.corpus().map(|c| c.passages()).unwrap_or(&[]) {
+        for p in self.inner.corpus().passages() {
             out.push_str(&serde_json::to_string(p).map_err(|e| js_err(e.to_string()))?);
             out.push('\n');
         }
@@ -742,9 +574,23 @@ impl Engine {
 
     /// Remove every passage and the index.
     pub fn clear(&mut self) {
-        self.state = Some(State::Collecting(Corpus::new()));
-        self.carried_graph = None;
-        self.carried_cage_z = None;
+        self.inner.clear();
+    }
+
+    /// The query path's stage counters since the last build or reset: `[firstStages,
+    /// graphSearches]` (a test hook for "work is done once per query"); `[0, 0]` unbuilt.
+    /// `reset` sets them back to 0 first.
+    #[doc(hidden)]
+    #[wasm_bindgen(js_name = __runCounts)]
+    pub fn run_counts(&self, reset: bool) -> Vec<u32> {
+        let Some(c) = self.inner.run_counts() else {
+            return vec![0, 0];
+        };
+        if reset {
+            c.reset();
+        }
+        let (first, graph) = c.get();
+        vec![first, graph]
     }
 }
 
@@ -864,19 +710,6 @@ fn to_js<T: Serialize + ?Sized>(v: &T) -> Result<JsValue, serde_wasm_bindgen::Er
     v.serialize(&serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true))
 }
 
-/// A progress closure for the graph build: `(done, total, phase)` with the phases `extract`,
-/// `graph-embed` and `synonyms`.
-fn graph_progress<'a>(f: &'a Option<js_sys::Function>) -> impl FnMut(GraphStage, usize, usize) + 'a {
-    let mut extract = progress_fn(f, "extract");
-    let mut embed = progress_fn(f, "graph-embed");
-    let mut synonyms = progress_fn(f, "synonyms");
-    move |stage, done, total| match stage {
-        GraphStage::Extracting => extract(done, total),
-        GraphStage::Embedding => embed(done, total),
-        GraphStage::Synonyms => synonyms(done, total),
-    }
-}
-
 /// `{k = 5, method = "bm25"}` from optional search options; errors name the bad value.
 fn search_options(options: Option<SearchOptionsArg>) -> Result<(usize, Method), JsError> {
     search_options_with_query(options).map(|(k, method, _)| (k, method))
@@ -962,13 +795,6 @@ fn cage_method(options: Option<SearchOptionsArg>) -> Result<(usize, Method), JsE
     Ok((k, method))
 }
 
-impl Engine {
-    fn cage_key(&self, fingerprint: u32) -> crate::cage::EncoderKey {
-        let cfg = &self.config.cage;
-        crate::cage::EncoderKey { model: fingerprint, beta: cfg.effective_beta(), merged: cfg.plain_gcn }
-    }
-}
-
 #[wasm_bindgen]
 impl Engine {
     /// CAGE, at indexing: the R-GCN's inputs for up to `limit` (default 16) passages that have
@@ -978,9 +804,7 @@ impl Engine {
     /// is empty when every passage has one. Needs a built engine with the static embedder.
     #[wasm_bindgen(js_name = cageMissing)]
     pub fn cage_missing(&self, fingerprint: u32, options: JsValue) -> Result<JsValue, JsError> {
-        let Some(State::Built(index)) = &self.state else {
-            return Err(js_err(crate::Error::NotBuilt));
-        };
+        let index = self.index()?;
         let limit = if options.is_undefined() || options.is_null() {
             16.0
         } else {
@@ -990,7 +814,7 @@ impl Engine {
         if !(limit.fract() == 0.0 && (1.0..=256.0).contains(&limit)) {
             return Err(js_err(format!("limit must be a whole number from 1 to 256, got {limit}")));
         }
-        let missing = index.cage_missing(self.cage_key(fingerprint));
+        let missing = index.cage_missing(self.inner.cage_key(fingerprint));
         let rows: Vec<usize> = missing.iter().copied().take(limit as usize).collect();
         let (_, batch) = index.cage_batch_of(&rows).map_err(js_err)?;
         to_js(&CageMissingOut {
@@ -1011,10 +835,8 @@ impl Engine {
     /// with this `fingerprint`. Returns how many passages still have none.
     #[wasm_bindgen(js_name = cageStore)]
     pub fn cage_store(&mut self, fingerprint: u32, rows: Vec<u32>, z: &[f32], dim: usize) -> Result<usize, JsError> {
-        let key = self.cage_key(fingerprint);
-        let Some(State::Built(index)) = &mut self.state else {
-            return Err(js_err(crate::Error::NotBuilt));
-        };
+        let key = self.inner.cage_key(fingerprint);
+        let index = self.index_mut()?;
         let rows: Vec<usize> = rows.into_iter().map(|r| r as usize).collect();
         index.store_cage_z(key, &rows, z, dim).map_err(js_err)?;
         Ok(index.cage_missing(key).len())
@@ -1027,13 +849,13 @@ impl Engine {
     #[wasm_bindgen(js_name = cageSearch)]
     pub fn cage_search(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
         let (k, method) = cage_method(options)?;
-        let Some(State::Built(index)) = &self.state else {
-            return Err(js_err(crate::Error::NotBuilt));
-        };
-        let ranked = index.search_cage(query, k, method).map_err(js_err)?;
-        let terms = index.query_terms(query);
-        let out: Vec<CageHit> = ranked
+        let found = self.inner.search(query, k, method, crate::index::QueryOptions::default()).map_err(js_err)?;
+        let index = self.index()?;
+        let terms = index.result_terms(&found);
+        let out: Vec<CageHit> = found
+            .hits
             .iter()
+            .zip(&found.trace.reranked)
             .enumerate()
             .filter_map(|(rank, (h, r))| {
                 Some(CageHit {
@@ -1051,13 +873,9 @@ impl Engine {
     /// configured (1.5).
     #[wasm_bindgen(js_name = cagePassageGraph)]
     pub fn cage_passage_graph(&self, id: &str) -> Result<JsValue, JsError> {
-        let Some(State::Built(index)) = &self.state else {
-            return Err(js_err(crate::Error::NotBuilt));
-        };
+        let index = self.index()?;
         let i = index.corpus().index_of(id).ok_or_else(|| js_err(format!("no passage has the id {id:?}")))?;
-        let p = index.corpus().get(i).ok_or_else(|| js_err(format!("no passage has the id {id:?}")))?;
-        let doc = crate::text::Pipeline::english().map_err(js_err)?.analyze(&p.title, &p.text);
-        let g = crate::cage::PassageGraph::build(&doc, index.config().cage.effective_beta());
+        let g = index.cage_passage_graph(i).map_err(js_err)?;
         #[derive(Serialize)]
         struct Out<'a> {
             #[serde(flatten)]

@@ -20,7 +20,7 @@ use std::rc::Rc;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::{from_js, js_err, search_hit, search_options, to_js, Engine, SearchHit, SearchOptionsArg, State};
+use super::{from_js, js_err, search_hit, search_options, to_js, Engine, SearchHit, SearchOptionsArg};
 use crate::catrag::ExplainConfig;
 use crate::llm::plan::{CachedTierer, PlannedBatch, TierCache, TierPlanner};
 use crate::llm::{ChatMessage, ChatRequest, FetchClient, LlmConfig};
@@ -275,7 +275,7 @@ struct TieredSearch<'a> {
     /// Seeds whose edges fell back to Weak because a batch had no tiers.
     tier_failures: usize,
     warnings: Vec<String>,
-    explanation: Option<crate::index::SearchExplanation>,
+    explanation: Option<crate::search::SearchExplanation>,
 }
 
 #[wasm_bindgen]
@@ -295,9 +295,7 @@ impl Engine {
         if method != crate::index::Method::Catrag {
             return Err(js_err(format!("LLM tiers are for the method catrag, not {:?}", method.name())));
         }
-        let Some(State::Built(index)) = &mut self.state else {
-            return Err(js_err(crate::Error::NotBuilt));
-        };
+        let index = self.index_mut()?;
         let planner = TierPlanner::default();
         index.set_edge_tierer(Box::new(planner.clone())).map_err(js_err)?;
         let run = index.search_graph(query, k, method);
@@ -326,21 +324,20 @@ impl Engine {
         if method != crate::index::Method::Catrag {
             return Err(js_err(format!("LLM tiers are for the method catrag, not {:?}", method.name())));
         }
-        let Some(State::Built(index)) = &mut self.state else {
-            return Err(js_err(crate::Error::NotBuilt));
-        };
+        let index = self.index_mut()?;
         index.set_edge_tierer(Box::new(CachedTierer::new(plan.cache.clone(), model))).map_err(js_err)?;
-        let found = index.search_graph(query, k, method);
-        let explanation = if explain {
-            index.explain(query, k, method, &ExplainConfig::default()).map(Some)
-        } else {
-            Ok(None)
+        // One graph search; the explanation reads its trace.
+        let found = index.run(query, k, method, crate::index::QueryOptions::default());
+        let explanation = match (&found, explain) {
+            (Ok(found), true) => index.explain_result(found, &ExplainConfig::default()).map(Some),
+            _ => Ok(None),
         };
         index.clear_edge_tierer();
         let found = found.map_err(js_err)?;
         let explanation = explanation.map_err(js_err)?;
         let index: &crate::Index = index;
-        let terms = index.query_terms(query);
+        let terms = index.result_terms(&found);
+        let retrieval = found.trace.retrieval.clone().ok_or_else(|| js_err("the graph search left no retrieval"))?;
         let hits = found
             .hits
             .iter()
@@ -349,9 +346,9 @@ impl Engine {
             .collect();
         let out = TieredSearch {
             hits,
-            tierer: found.retrieval.tierer.clone(),
-            tier_failures: found.retrieval.tier_failures,
-            warnings: found.retrieval.warnings.clone(),
+            tierer: retrieval.tierer.clone(),
+            tier_failures: retrieval.tier_failures,
+            warnings: retrieval.warnings.clone(),
             explanation,
         };
         to_js(&out).map_err(js_err)

@@ -8,7 +8,8 @@
 use std::rc::Rc;
 
 use cairn::embed::{Embedder, StaticEmbedder};
-use cairn::index::{EmbedderSlot, IndexConfig, Method, NOTHING_MATCHES, NOT_ENGLISH};
+use cairn::index::{EmbedderSlot, IndexConfig, Method};
+use cairn::search::{NOTHING_MATCHES, NOT_ENGLISH};
 use cairn::{Corpus, Index, Passage};
 
 const NFD_CAFE: &str = "Cafe\u{301} Central is a coffee house in Zu\u{308}rich, near the lake.";

@@ -589,12 +589,17 @@ async function handle(msg, early) {
           post(cageSearch(query, opts, msg.id));
           return;
         }
-        const hits = engine.search(query, opts);
-        const ms = now() - t0;
-        // graph methods: why each passage ranked (seeds, paths), for the page's drawing
+        // graph methods: why each passage ranked (seeds, paths), for the page's drawing, read from
+        // the same search (the graph search runs once)
         const graphMethod = opts.method === 'hipporag' || opts.method === 'catrag';
-        const explanation = graphMethod && msg.explain !== false ? engine.explain(query, opts) : undefined;
-        post({ type: 'results', id: msg.id, query: msg.query, method: opts.method || 'bm25', hits, ms, explanation });
+        let hits, explanation;
+        if (graphMethod && msg.explain !== false) {
+          ({ hits, explanation } = engine.searchExplained(query, opts));
+        } else {
+          hits = engine.search(query, opts);
+        }
+        const ms = now() - t0;
+        post({ type: 'results', id: msg.id, query: msg.query, method: opts.method || 'bm25', hits, ms, explanation: explanation ?? undefined });
       } catch (err) {
         postError('search', err, { id: msg.id });
       }

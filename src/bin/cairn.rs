@@ -20,6 +20,7 @@ mod cli {
 
     use cairn::catrag::{CatragConfig, ExplainConfig};
     use cairn::embed::{Embedder, StaticEmbedder};
+    use cairn::engine::Engine;
     use cairn::eval::{evaluate, evaluate_with, Dataset, Embedders, EvalHooks, Report, Setting};
     use cairn::extract::{extract_corpus, extract_passage};
     use cairn::graph::GraphConfig;
@@ -902,29 +903,39 @@ mod cli {
         Some(kb / 1024.0)
     }
 
-    /// Build the index over `corpus` and attach the embedder `method` needs.
+    /// Build the engine over `corpus` with the embedder `method` needs, the knowledge graph for
+    /// a graph method and CAGE's graph embeddings for a CAGE method (the page's lifecycle,
+    /// [`cairn::engine::Engine`]); returns its index.
     fn build_index(
         corpus: Corpus,
         config: &IndexConfig,
         method: Method,
         embedders: &Embedders,
     ) -> CliResult<Index> {
-        let mut index = Index::build(corpus, config).map_err(|e| e.to_string())?;
+        let err = |e: cairn::Error| e.to_string();
+        let mut engine = Engine::with_corpus(config.clone(), corpus).map_err(err)?;
         if let Some(c) = &embedders.cage {
-            index.attach_cage(c.clone());
+            engine.set_cage(c.clone());
         }
-        if let Some(slot) = method.embedder() {
+        let slot = method.embedder().filter(|&s| embedders.get(s).is_some());
+        if let Some(slot) = slot {
             if let Some(e) = embedders.get(slot) {
-                index.attach_embedder(slot, e.clone(), &mut |_, _| {}).map_err(|e| e.to_string())?;
-                if method.graph_method().is_some() {
-                    index.build_graph(e.clone(), &mut |_, _, _| {}).map_err(|e| e.to_string())?;
-                }
+                engine.set_embedder(slot, e.clone(), &mut |_, _, _| {}).map_err(err)?;
             }
         }
-        if embedders.cage.is_some() && method.cage_first_stage().is_some() {
-            index.compute_cage_z(&mut |_, _| {}).map_err(|e| e.to_string())?;
+        engine.build(&mut |_, _, _| {}).map_err(err)?;
+        if slot == Some(EmbedderSlot::Static) && method.graph_method().is_some() {
+            engine.build_graph(&mut |_, _, _| {}).map_err(err)?;
         }
-        Ok(index)
+        if embedders.cage.is_some() && method.cage_first_stage().is_some() {
+            engine.compute_cage_z(&mut |_, _, _| {}).map_err(err)?;
+        }
+        into_index(engine)
+    }
+
+    /// The built index out of `engine`.
+    fn into_index(engine: Engine) -> CliResult<Index> {
+        engine.into_index().map_err(|e| e.to_string())
     }
 
     fn bench(a: BenchArgs) -> CliResult<()> {
@@ -1075,34 +1086,32 @@ mod cli {
         };
         let read_ms = ms(clock);
         let clock = Instant::now();
-        let mut index = Index::build(corpus, &IndexConfig::default()).map_err(|e| e.to_string())?;
-        let embedder: Option<Rc<dyn Embedder>> = if a.no_dense {
-            None
-        } else {
-            let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm().map_err(|e| e.to_string())?);
-            index
-                .attach_embedder(EmbedderSlot::Static, e.clone(), &mut |_, _| {})
-                .map_err(|e| e.to_string())?;
-            Some(e)
-        };
+        let err = |e: cairn::Error| e.to_string();
+        let mut engine = Engine::with_corpus(IndexConfig::default(), corpus).map_err(err)?;
+        if !a.no_dense {
+            let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm().map_err(err)?);
+            engine.set_embedder(EmbedderSlot::Static, e, &mut |_, _, _| {}).map_err(err)?;
+        }
+        engine.build(&mut |_, _, _| {}).map_err(err)?;
         let build_ms = ms(clock);
         let clock = Instant::now();
-        if let (true, Some(e)) = (a.graph, &embedder) {
-            index.build_graph(e.clone(), &mut |_, _, _| {}).map_err(|e| e.to_string())?;
+        if a.graph && !a.no_dense {
+            engine.build_graph(&mut |_, _, _| {}).map_err(err)?;
         }
         let graph_ms = ms(clock);
         let clock = Instant::now();
         if a.cage {
-            if embedder.is_none() {
+            if a.no_dense {
                 return Err("--cage needs the static embedder (drop --no-dense)".into());
             }
-            index.attach_cage(load_cage()?);
-            index.compute_cage_z(&mut |_, _| {}).map_err(|e| e.to_string())?;
+            engine.set_cage(load_cage()?);
+            engine.compute_cage_z(&mut |_, _, _| {}).map_err(err)?;
         }
         let cage_ms = ms(clock);
+        let index = engine.index().map_err(err)?;
         let cage_bytes = index.cage_embeddings().map(|z| 17 + z.rows() * (z.dim() + 5));
         let clock = Instant::now();
-        let bytes = index.to_bytes().map_err(|e| e.to_string())?;
+        let bytes = engine.save().map_err(err)?;
         let save_ms = ms(clock);
         let clock = Instant::now();
         let mut gz = flate2::GzBuilder::new().write(Vec::new(), flate2::Compression::best());
@@ -1110,9 +1119,11 @@ mod cli {
         let gz = gz.finish().map_err(|e| e.to_string())?;
         let gzip_ms = ms(clock);
         let clock = Instant::now();
-        let embedders: Vec<(EmbedderSlot, Rc<dyn Embedder>)> =
-            embedder.iter().map(|e| (EmbedderSlot::Static, e.clone())).collect();
-        let (loaded, _) = Index::from_bytes(&bytes, &embedders, &mut |_, _| {}).map_err(|e| e.to_string())?;
+        let mut loaded = Engine::new(IndexConfig::default()).map_err(err)?;
+        if let Some(e) = engine.embedder(EmbedderSlot::Static) {
+            loaded.set_embedder(EmbedderSlot::Static, e.clone(), &mut |_, _, _| {}).map_err(err)?;
+        }
+        loaded.load(&bytes, &mut |_, _, _| {}).map_err(err)?;
         let load_ms = ms(clock);
         drop(loaded);
         let write = |name: &str, data: &[u8]| -> CliResult<()> {
@@ -1126,7 +1137,7 @@ mod cli {
         }
         write("cairn-loader.js", SITE_LOADER.as_bytes())?;
         write("cairn-search.js", SITE_WIDGET.as_bytes())?;
-        if embedder.is_some() {
+        if !a.no_dense {
             write("static-minilm.bin", cairn::embed::static_embedder::MINILM_TABLE)?;
             write("minilm-vocab.txt", cairn::embed::wordpiece::MINILM_VOCAB.as_bytes())?;
         }
@@ -1143,7 +1154,7 @@ mod cli {
             "methods": methods,
             "default_method": method.name(),
             "graph": index.graph().is_some(),
-            "embedder": if embedder.is_some() {
+            "embedder": if !a.no_dense {
                 json!({"table": "static-minilm.bin", "vocab": "minilm-vocab.txt"})
             } else {
                 json!(null)
@@ -1240,7 +1251,7 @@ mod cli {
     /// The explanation as a tree for a person: the query's anchors and seeds, then per hit its
     /// best paths from a seed, one arc per line (type, fact, this query's multiplier), ending at
     /// the passage.
-    fn explain_tree(index: &Index, query: &str, ex: &cairn::index::SearchExplanation) -> String {
+    fn explain_tree(index: &Index, query: &str, ex: &cairn::search::SearchExplanation) -> String {
         use std::fmt::Write;
         let mut o = String::new();
         let r = &ex.retrieval;

@@ -7,6 +7,7 @@ use std::rc::Rc;
 
 use super::format::{FORMAT_VERSION, MAGIC};
 use super::*;
+use crate::catrag::ExplainConfig;
 use crate::embed::StaticEmbedder;
 
 fn sample() -> (Index, Rc<dyn Embedder>, Vec<String>) {

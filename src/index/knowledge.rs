@@ -56,22 +56,22 @@ pub struct GraphBuildReport {
 
 /// A built knowledge graph with everything a graph query needs besides the dense passage scores.
 pub struct KnowledgeGraph {
-    pub(super) graph: Graph,
-    pub(super) embedder: Rc<dyn Embedder>,
-    pub(super) pipeline: Pipeline,
+    pub(crate) graph: Graph,
+    pub(crate) embedder: Rc<dyn Embedder>,
+    pub(crate) pipeline: Pipeline,
     pub(super) hubs: Vec<u32>,
     pub(super) report: GraphBuildReport,
-    pub(super) retriever: RefCell<Retriever>,
+    pub(crate) retriever: RefCell<Retriever>,
     /// A tierer set with [`super::Index::set_edge_tierer`]; `None`: the
     /// [`EmbeddingSimilarityTierer`] with the configuration's thresholds.
-    pub(super) tierer: Option<Box<dyn EdgeTierer>>,
+    pub(crate) tierer: Option<Box<dyn EdgeTierer>>,
     /// A query NER set with [`super::Index::set_entity_recognizer`]; `None`: the text
     /// pipeline's rule-based query NER.
-    pub(super) recognizer: Option<Box<dyn crate::catrag::EntityRecognizer>>,
+    pub(crate) recognizer: Option<Box<dyn crate::catrag::EntityRecognizer>>,
     /// Typo-tolerant entity lookup for anchoring, built on the first query that needs it.
-    pub(super) entity_lookup: std::cell::OnceCell<super::fuzzy::EntityLookup>,
+    pub(crate) entity_lookup: std::cell::OnceCell<super::fuzzy::EntityLookup>,
     /// Entity → passages titled by it (title bridges), built on the first query that needs it.
-    pub(super) titles: std::cell::OnceCell<crate::catrag::bridge::TitleIndex>,
+    pub(crate) titles: std::cell::OnceCell<crate::catrag::bridge::TitleIndex>,
 }
 
 impl std::fmt::Debug for KnowledgeGraph {

@@ -14,23 +14,19 @@ pub mod fuzzy;
 mod persist;
 pub mod knowledge;
 
-use std::cmp::Ordering;
+use std::cell::Cell;
 use std::rc::Rc;
 use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::cage::{Cage, CageConfig, EncoderKey, GraphBatch, GraphEmbeddings, PassageGraph, Reranked};
-use crate::catrag::{
-    explain, top_entities, CatragConfig, EdgeTierer, EmbeddingSimilarityTierer, ExplainConfig, Fallback, GraphMethod,
-    PassageExplanation, PathNode, QueryInput, Retrieval, Retriever,
-};
+use crate::cage::{Cage, CageConfig, EncoderKey, GraphBatch, GraphEmbeddings, PassageGraph};
+use crate::catrag::{CatragConfig, EdgeTierer, GraphMethod};
 use crate::corpus::{Corpus, Passage};
 use crate::embed::{Embedder, VectorMatrix};
 use crate::error::{Error, Result};
 use crate::extract::{ExtractStats, Triple};
 use crate::graph::{Graph, GraphBuilder, GraphConfig};
-use crate::text::fold::{fold_diacritics, nfc};
 use crate::text::{Analyzer, Pipeline};
 
 pub use bm25::{Bm25, Bm25Config, TermGroup};
@@ -259,57 +255,48 @@ pub struct IndexStats {
     pub index_bytes: usize,
 }
 
-/// A graph query's ranked passages and everything the graph step computed
-/// ([`Index::search_graph`]).
-#[derive(Debug, Clone)]
-pub struct GraphSearch {
-    /// The top passages, best first; ties by passage id.
-    pub hits: Vec<Hit>,
-    /// Seeds, anchors, overlay, PPR report, fallback… (see [`Retrieval`]).
-    pub retrieval: Retrieval,
-}
-
-/// A graph query explained ([`Index::explain`]): the hits, the query-level retrieval (seeds,
-/// anchors, overlay, PPR report), the entities with the most PPR mass, and per hit why it ranked.
-#[derive(Debug, Clone, Serialize)]
-pub struct SearchExplanation {
-    /// The method.
-    pub method: Method,
-    /// The tierer that ran, if any edge was tiered.
-    pub tierer: Option<String>,
-    /// The top passages, best first.
-    pub hits: Vec<Hit>,
-    /// The retrieval (per-node arrays omitted).
-    pub retrieval: Retrieval,
-    /// The entities with the most PPR mass in the whole graph.
-    pub top_entities: Vec<PathNode>,
-    /// One explanation per hit, in hit order.
-    pub passages: Vec<PassageExplanation>,
-}
-
 /// Passages per encoder batch when computing graph embeddings ([`Index::compute_cage_z`]).
 const CAGE_Z_BATCH: usize = 16;
 
-/// A CAGE query's candidates ([`Index::cage_candidates`]): the first stage's hits and each
-/// one's cos(query, p) with the static embedder, in the same order.
-#[derive(Debug, Clone, PartialEq)]
-pub struct CageCandidates {
-    /// The first stage's top N, best first.
-    pub hits: Vec<Hit>,
-    /// cos(query, passage) per hit.
-    pub relevance: Vec<f32>,
-}
-
 /// A corpus with its search structures, ready to query.
 pub struct Index {
-    corpus: Corpus,
-    analyzer: Analyzer,
-    bm25: Bm25,
+    pub(crate) corpus: Corpus,
+    pub(crate) analyzer: Analyzer,
+    pub(crate) bm25: Bm25,
     dense: [Option<DenseField>; 2],
-    config: IndexConfig,
-    graph: Option<KnowledgeGraph>,
+    pub(crate) config: IndexConfig,
+    pub(crate) graph: Option<KnowledgeGraph>,
     cage: Option<Rc<Cage>>,
     cage_z: Option<GraphEmbeddings>,
+    /// How often the query path ran its stages (a test hook; see [`RunCounts`]).
+    counts: RunCounts,
+}
+
+/// How many times the query path ran each of its stages on one [`Index`]: the test hook behind
+/// "work is done once per query" (ARCHITECTURE.md). Two counters in [`Cell`]s, bumped by
+/// [`crate::search`]; reading or resetting them costs nothing else.
+#[doc(hidden)]
+#[derive(Debug, Default, Clone)]
+pub struct RunCounts {
+    /// First stages run: one per query for every method (a CAGE method's first stage is the
+    /// method it reranks; BM25, dense, hybrid and the graph methods are their own first stage).
+    pub first_stages: Cell<u32>,
+    /// Graph searches run (the graph methods' seeds → overlay → PPR step, including the walks
+    /// that end early with no seed or a query that is not English).
+    pub graph_searches: Cell<u32>,
+}
+
+impl RunCounts {
+    /// `(first_stages, graph_searches)`.
+    pub fn get(&self) -> (u32, u32) {
+        (self.first_stages.get(), self.graph_searches.get())
+    }
+
+    /// Both counters back to 0.
+    pub fn reset(&self) {
+        self.first_stages.set(0);
+        self.graph_searches.set(0);
+    }
 }
 
 impl std::fmt::Debug for Index {
@@ -368,7 +355,14 @@ impl Index {
             graph: None,
             cage: None,
             cage_z: None,
+            counts: RunCounts::default(),
         })
+    }
+
+    /// The stage counters of the query path ([`RunCounts`]; a test hook).
+    #[doc(hidden)]
+    pub fn run_counts(&self) -> &RunCounts {
+        &self.counts
     }
 
     /// The configuration the index was built with (its `catrag` part as last set).
@@ -671,274 +665,6 @@ impl Index {
             && (method.cage_first_stage().is_none() || self.cage_ready().is_ok())
     }
 
-    /// Whether nothing in the corpus matches `query`: none of its index terms (after folding,
-    /// stemming and stop-word removal, [`crate::text::Analyzer`]) occurs in any passage. Every
-    /// method but those that rank by meaning alone ([`Method::ranks_by_meaning_alone`]: dense
-    /// methods exist to answer paraphrases) then returns no hit, the same way BM25 does, instead of ranking the corpus by
-    /// noise (dense cosines near zero, PPR from the least unlikely facts): a query such as
-    /// `"zzqx vvbn"` or `"???"` gets "nothing matches", not three confident passages. A query of
-    /// stop words only matches nothing too.
-    pub fn nothing_matches(&self, query: &str) -> bool {
-        self.nothing_matches_with(query, false)
-    }
-
-    /// [`Index::nothing_matches`] with the query's typo and prefix expansion
-    /// ([`Bm25::expand`]): a misspelt or half-typed term that reaches an index term matches. Costs
-    /// one dictionary walk, no scoring (an expanded term is in the vocabulary, so it has postings).
-    fn nothing_matches_with(&self, query: &str, prefix: bool) -> bool {
-        let query = nfc(query);
-        self.bm25.expand(&self.analyzer, &query, prefix).iter().all(|g| g.variants.is_empty())
-    }
-
-    /// The top `k` passages for `query` by `method`, best first; ties break by passage id.
-    ///
-    /// When [`Index::nothing_matches`] the query, every method returns no hit. The query is
-    /// composed to NFC first ([`crate::text::fold::nfc`]).
-    ///
-    /// BM25 returns fewer than `k` hits when fewer passages share a term with the query (none
-    /// for a query of stop words only). Dense methods score every passage (cosine in [-1, 1]);
-    /// `hybrid` fuses the top [`RRF_DEPTH`] of each (score Σ 1/(60 + rank)). The graph methods
-    /// rank every passage by PPR mass (in (0, 1]; or by dense cosine when the query has no seed,
-    /// see [`Index::search_graph`]).
-    ///
-    /// # Errors
-    /// [`Error::MissingEmbedder`] when the method's embedder is not attached;
-    /// [`Error::MissingGraph`] when a graph method is asked before [`Index::build_graph`]; the
-    /// embedder's own error when it fails on the query.
-    pub fn search(&self, query: &str, k: usize, method: Method) -> Result<Vec<Hit>> {
-        self.search_with(query, k, method, QueryOptions::default())
-    }
-
-    /// [`Index::search`] with per-query options (prefix matching of the last word).
-    ///
-    /// # Errors
-    /// As [`Index::search`].
-    pub fn search_with(&self, query: &str, k: usize, method: Method, options: QueryOptions) -> Result<Vec<Hit>> {
-        let query = &*nfc(query);
-        // (BM25 itself returns nothing then: no second scoring pass for it.)
-        if method != Method::Bm25
-            && !method.ranks_by_meaning_alone()
-            && self.nothing_matches_with(query, options.prefix)
-        {
-            return Ok(Vec::new());
-        }
-        if method.cage_first_stage().is_some() {
-            return Ok(self.search_cage(query, k, method)?.into_iter().map(|(h, _)| h).collect());
-        }
-        if method.graph_method().is_some() {
-            return Ok(self.search_graph(query, k, method)?.hits);
-        }
-        let scored = match method {
-            Method::Bm25 => self.bm25.score_groups(&self.bm25.expand(&self.analyzer, query, options.prefix)),
-            Method::Dense | Method::DenseMinilm => self.field(method)?.score_all(query)?,
-            Method::Hybrid => {
-                let depth = k.max(RRF_DEPTH);
-                let groups = self.bm25.expand(&self.analyzer, query, options.prefix);
-                let lexical = top_k(self.bm25.score_groups(&groups), depth, &self.corpus);
-                let dense = top_k(self.field(method)?.score_all(query)?, depth, &self.corpus);
-                reciprocal_rank_fusion(&[&lexical, &dense], RRF_K)
-            }
-            // handled above
-            Method::Hipporag | Method::Catrag | Method::Cage | Method::Bm25Cage | Method::CatragCage => {
-                Vec::new()
-            }
-        };
-        Ok(top_k(scored, k, &self.corpus))
-    }
-
-    /// A graph method's search with everything the graph step computed (METHOD.md §2–3;
-    /// [`crate::catrag::Retriever::retrieve`]): the query is embedded once with the static
-    /// embedder for the dense passage weights (and with the graph's embedder for the facts, if
-    /// that is another one), its mentions are found by the text pipeline's query NER (CatRAG with
-    /// anchoring on), and every passage is ranked by its PPR mass, ties by passage id. Duplicate
-    /// passages share one graph node and its score.
-    ///
-    /// # Errors
-    /// [`Error::UnknownMethod`] for a method that is not a graph method;
-    /// [`Error::MissingEmbedder`] without the static embedder's passage vectors;
-    /// [`Error::MissingGraph`] before [`Index::build_graph`]; the embedder's errors.
-    pub fn search_graph(&self, query: &str, k: usize, method: Method) -> Result<GraphSearch> {
-        // `catrag+cage` walks the graph only as its first stage: search it with `search`.
-        let gm = method.graph_method().filter(|_| method.cage_first_stage().is_none()).ok_or_else(|| Error::UnknownMethod {
-            name: method.name().to_string(),
-            known: "hipporag, catrag".into(),
-        })?;
-        let field = self.field(method)?;
-        let kg = self.graph.as_ref().ok_or(Error::MissingGraph { method: method.name().to_string() })?;
-        let query = &*nfc(query);
-        // A retrieval that walked nothing: no seed, no tiering call, no PPR.
-        let unwalked = |fallback: Option<Fallback>, warning: &str, scores: &[f32]| Retrieval {
-            method: gm,
-            ablations: Vec::new(),
-            facts: Vec::new(),
-            seeds: Vec::new(),
-            anchors: Vec::new(),
-            overlay: Vec::new(),
-            tierer: None,
-            tier_failures: 0,
-            ppr: None,
-            floored: false,
-            fallback,
-            warnings: vec![warning.to_string()],
-            passage_scores: kg
-                .graph
-                .passage_nodes()
-                .iter()
-                .map(|&n| {
-                    let best = kg.graph.passage_indices(n).iter().filter_map(|&i| scores.get(i as usize)).fold(
-                        f64::NEG_INFINITY,
-                        |m, &x| m.max(f64::from(x)),
-                    );
-                    if best.is_finite() { best } else { 0.0 }
-                })
-                .collect(),
-            node_scores: Vec::new(),
-            teleport: Vec::new(),
-        };
-        if self.nothing_matches(query) {
-            return Ok(GraphSearch { hits: Vec::new(), retrieval: unwalked(None, NOTHING_MATCHES, &[]) });
-        }
-        let q = field.embedder().embed(query)?;
-        let query_is_zero = crate::embed::is_zero(&q);
-        let passage_scores =
-            if field.vectors().is_empty() { Vec::new() } else { field.vectors().scores(&q)? };
-        // The graph's facts and the query NER are English (rule OpenIE skips passages that do
-        // not look English): a query in another script has no seed to walk from, only noise
-        // near the top of the fact ranking. HippoRAG 2's answer to a query without seeds is
-        // the dense ranking; so it is here, said in the fallback and a warning. Accents are
-        // folded first, so "Pál Erdős" is judged English by its letters; a query without
-        // letters ("1994") is left to the graph.
-        let language = kg.pipeline.analyze("", &fold_diacritics(query)).language;
-        if language.letter_words > 0 && !language.english {
-            let hits = if query_is_zero {
-                Vec::new()
-            } else {
-                let scored = passage_scores.iter().enumerate().map(|(i, &s)| (i as u32, s)).collect();
-                top_k(scored, k, &self.corpus)
-            };
-            let retrieval = unwalked(Some(Fallback::NoSeeds), NOT_ENGLISH, &passage_scores);
-            return Ok(GraphSearch { hits, retrieval });
-        }
-        let graph_q =
-            if Rc::ptr_eq(field.embedder(), &kg.embedder) { q } else { kg.embedder.embed(query)? };
-        let cfg = &self.config.catrag;
-        let mentions = if gm == GraphMethod::CatRag && !cfg.no_anchor {
-            match kg.recognizer.as_ref().map(|r| r.entities(query)) {
-                Some(Ok(names)) if !names.is_empty() => llm_mentions(query, &names),
-                // No recognizer, or it failed / found nothing: the rule-based query NER.
-                _ => kg.pipeline.query_entities(query),
-            }
-        } else {
-            Vec::new()
-        };
-        let mentions = self.correct_mentions(kg, mentions);
-        // The lexical passage prior: BM25 of the query with every corpus passage.
-        let bridges = cfg.bridge_weight > 0.0 && !cfg.no_bridge;
-        let lexical_scores = if (cfg.lexical_passage_weight > 0.0 && !cfg.no_lexical) || bridges {
-            let mut v = vec![0f32; self.corpus.len()];
-            for (d, s) in self.bm25.score_groups(&self.bm25.expand(&self.analyzer, query, false)) {
-                if let Some(x) = v.get_mut(d as usize) {
-                    *x = s;
-                }
-            }
-            v
-        } else {
-            Vec::new()
-        };
-        let input = QueryInput {
-            query,
-            query_vector: &graph_q,
-            passage_scores: &passage_scores,
-            lexical_scores: &lexical_scores,
-            titles: bridges.then(|| {
-                kg.titles.get_or_init(|| {
-                    crate::catrag::bridge::TitleIndex::build(&kg.graph, |i| {
-                        self.corpus.get(i).map(|p| p.title.as_str())
-                    })
-                })
-            }),
-            mentions: &mentions,
-        };
-        let fallback_tierer = EmbeddingSimilarityTierer { thresholds: cfg.similarity_tiers };
-        let tierer: &dyn EdgeTierer = kg.tierer.as_deref().unwrap_or(&fallback_tierer);
-        let retrieval = match kg.retriever.try_borrow_mut() {
-            Ok(mut r) => r.retrieve(&kg.graph, gm, &input, kg.embedder.as_ref(), tierer, cfg)?,
-            Err(_) => Retriever::new().retrieve(&kg.graph, gm, &input, kg.embedder.as_ref(), tierer, cfg)?,
-        };
-        // Passage node scores → corpus passages, ranked in f64, ties by passage id.
-        let graph = &kg.graph;
-        let mut scored: Vec<(u32, f64)> = Vec::with_capacity(self.corpus.len());
-        for (&node, &s) in graph.passage_nodes().iter().zip(&retrieval.passage_scores) {
-            for &i in graph.passage_indices(node) {
-                scored.push((i, if s.is_finite() { s } else { f64::NEG_INFINITY }));
-            }
-        }
-        // No seed and a query the embedder knows no token of: the dense fallback's scores are
-        // all 0, so nothing matches (as for the dense methods).
-        let hits = if retrieval.fallback.is_some() && query_is_zero {
-            Vec::new()
-        } else {
-            top_k_f64(scored, k, &self.corpus)
-        };
-        Ok(GraphSearch { hits, retrieval })
-    }
-
-    /// Typo tolerance for anchoring ([`fuzzy::EntityLookup`]): a name mention that matches no
-    /// entity exactly is rewritten to the display name of the one entity nearest to it within
-    /// BM25's typo budget, so that anchoring finds it exactly; others are left as they are.
-    /// Nothing changes when [`Bm25Config::typos`] is off.
-    fn correct_mentions(&self, kg: &KnowledgeGraph, mut mentions: Vec<crate::text::Mention>) -> Vec<crate::text::Mention> {
-        use crate::text::EntityKind;
-        if !self.config.bm25.typos {
-            return mentions;
-        }
-        for m in &mut mentions {
-            if matches!(m.kind, EntityKind::Date | EntityKind::Number) || kg.graph.entity_id(&m.text).is_some() {
-                continue;
-            }
-            let lookup = kg.entity_lookup.get_or_init(|| fuzzy::EntityLookup::new(&kg.graph));
-            if let Some((node, _)) = lookup.nearest(&m.text, &self.config.bm25) {
-                if let Some(crate::graph::NodeRef::Entity { name, .. }) = kg.graph.node(node) {
-                    m.text = name.to_string();
-                }
-            }
-        }
-        mentions
-    }
-
-    /// [`Index::search_graph`] and an explanation of every hit ([`crate::catrag::explain()`]):
-    /// its seeds, its entities by PPR mass and the best paths from a seed to it, with each arc's
-    /// type, weight and multiplier; plus the entities with the most mass overall.
-    ///
-    /// # Errors
-    /// As [`Index::search_graph`].
-    pub fn explain(
-        &self,
-        query: &str,
-        k: usize,
-        method: Method,
-        config: &ExplainConfig,
-    ) -> Result<SearchExplanation> {
-        let found = self.search_graph(query, k, method)?;
-        let kg = self.graph.as_ref().ok_or(Error::MissingGraph { method: method.name().to_string() })?;
-        let graph = &kg.graph;
-        let damping = self.config.catrag.ppr.damping;
-        let mut passages = Vec::with_capacity(found.hits.len());
-        for h in &found.hits {
-            if let Some(node) = graph.passage_node(h.passage) {
-                passages.push(explain(graph, &found.retrieval, node, damping, config)?);
-            }
-        }
-        Ok(SearchExplanation {
-            method,
-            tierer: found.retrieval.tierer.clone(),
-            hits: found.hits,
-            top_entities: top_entities(graph, &found.retrieval, config.top_entities),
-            retrieval: found.retrieval,
-            passages,
-        })
-    }
-
     /// Attach the CAGE reranker (its R-GCN, and the GCN for the ablation) for the methods
     /// `cage`, `bm25+cage` and `catrag+cage`.
     pub fn attach_cage(&mut self, cage: Rc<Cage>) {
@@ -1069,7 +795,7 @@ impl Index {
 
     /// Whether the CAGE methods can run: graph embeddings stored for every passage with the
     /// configured β and channel layout (and, when an encoder is attached, made by it).
-    fn cage_ready(&self) -> Result<&GraphEmbeddings> {
+    pub(crate) fn cage_ready(&self) -> Result<&GraphEmbeddings> {
         let cfg = &self.config.cage;
         let not_ready = |why: String| Error::Model { what: "CAGE".into(), message: why };
         let z = self.cage_z.as_ref().ok_or_else(|| {
@@ -1100,64 +826,6 @@ impl Index {
         Ok(z)
     }
 
-    /// A CAGE method's search (METHOD.md §4): [`Index::cage_candidates`], then coherence over the
-    /// candidates' stored graph embeddings (a 20 × 20 cosine matrix; no encoder runs) and fusion.
-    /// Returns the top `k` hits (score = fused score) with their [`Reranked`] details.
-    ///
-    /// # Errors
-    /// [`Error::UnknownMethod`] for a method that is not a CAGE method; [`Error::Model`] when the
-    /// graph embeddings are not stored for every passage under the configuration
-    /// ([`Index::compute_cage_z`]); the first stage's errors.
-    pub fn search_cage(&self, query: &str, k: usize, method: Method) -> Result<Vec<(Hit, Reranked)>> {
-        let z = self.cage_ready()?;
-        let found = self.cage_candidates(query, method)?;
-        let rows: Vec<usize> = found.hits.iter().map(|h| h.passage as usize).collect();
-        let cos = z.cosines(&rows)?;
-        let reranked = crate::cage::rerank_cosines(&found.relevance, &cos, self.config.cage.alpha, self.config.cage.anchors)?;
-        Ok(reranked
-            .into_iter()
-            .take(k)
-            .map(|r| (Hit { passage: found.hits[r.candidate].passage, score: r.score }, r))
-            .collect())
-    }
-
-    /// CAGE's first half (METHOD.md §4): the first stage's top `candidates` (N = 20;
-    /// [`Method::cage_first_stage`]) and each one's cos(query, p) with the static embedder.
-    ///
-    /// # Errors
-    /// [`Error::UnknownMethod`] for a method that is not a CAGE method;
-    /// [`Error::MissingEmbedder`] without the static embedder; the first stage's errors.
-    pub fn cage_candidates(&self, query: &str, method: Method) -> Result<CageCandidates> {
-        let first = method.cage_first_stage().ok_or_else(|| Error::UnknownMethod {
-            name: method.name().to_string(),
-            known: "cage, bm25+cage, catrag+cage".into(),
-        })?;
-        let field = self.field(Method::Dense)?;
-        let hits = self.search(query, self.config.cage.candidates, first)?;
-        let relevance = match self.config.cage.relevance {
-            crate::cage::CageRelevance::Cosine => {
-                let q = field.embedder().embed(query)?;
-                hits.iter()
-                    .map(|h| field.vectors().row(h.passage as usize).map_or(0.0, |v| crate::embed::dot(v, &q)))
-                    .collect()
-            }
-            crate::cage::CageRelevance::FirstStage => {
-                crate::cage::minmax(&hits.iter().map(|h| h.score).collect::<Vec<f32>>())
-            }
-        };
-        Ok(CageCandidates { hits, relevance })
-    }
-
-    /// The R-GCN's input tensors for `candidates` (passage graphs with β as configured, node
-    /// features from the static embedder; merged channels for the plain-GCN ablation).
-    ///
-    /// # Errors
-    /// [`Error::MissingEmbedder`] without the static embedder.
-    pub fn cage_batch(&self, candidates: &CageCandidates) -> Result<(Vec<PassageGraph>, GraphBatch)> {
-        let rows: Vec<usize> = candidates.hits.iter().map(|h| h.passage as usize).collect();
-        self.cage_batch_of(&rows)
-    }
-
     /// The R-GCN's input tensors for the passages at corpus positions `rows` (as
     /// [`Index::cage_batch`]; a position past the corpus gives an empty graph).
     ///
@@ -1179,36 +847,22 @@ impl Index {
         Ok((graphs, batch))
     }
 
-    /// CAGE's second half: coherence of the graph embeddings `z` (`candidates × dim`, in
-    /// candidate order), fusion with α, the top `k`.
+    /// CAGE's passage graph (METHOD.md §4) of the passage at corpus position `i`, with β as
+    /// configured (1.5): what the page draws for a hit.
     ///
     /// # Errors
-    /// [`Error::Config`] when `z` has the wrong length.
-    pub fn cage_finish(
-        &self,
-        candidates: &CageCandidates,
-        z: &[f32],
-        dim: usize,
-        k: usize,
-    ) -> Result<Vec<(Hit, Reranked)>> {
-        if dim == 0 || z.len() != candidates.relevance.len() * dim {
-            return Err(Error::Config(format!(
-                "expected {} graph embeddings of {dim} floats, got {} floats",
-                candidates.relevance.len(),
-                z.len()
-            )));
-        }
-        let cos = crate::cage::cosine_matrix(z, dim);
-        let reranked =
-            crate::cage::rerank_cosines(&candidates.relevance, &cos, self.config.cage.alpha, self.config.cage.anchors)?;
-        Ok(reranked
-            .into_iter()
-            .take(k)
-            .map(|r| (Hit { passage: candidates.hits[r.candidate].passage, score: r.score }, r))
-            .collect())
+    /// [`Error::Passage`] when `i` is past the corpus; [`Error::Model`] if the text pipeline's
+    /// resources fail to load.
+    pub fn cage_passage_graph(&self, i: u32) -> Result<PassageGraph> {
+        let p = self.corpus.get(i).ok_or_else(|| Error::Passage {
+            id: format!("#{i}"),
+            message: format!("no passage at position {i} of {}", self.corpus.len()),
+        })?;
+        let doc = Pipeline::english()?.analyze(&p.title, &p.text);
+        Ok(PassageGraph::build(&doc, self.config.cage.effective_beta()))
     }
 
-    fn field(&self, method: Method) -> Result<&DenseField> {
+    pub(crate) fn field(&self, method: Method) -> Result<&DenseField> {
         let slot = method.embedder().unwrap_or(EmbedderSlot::Static);
         self.dense[slot.index()].as_ref().ok_or(Error::MissingEmbedder {
             method: method.name().to_string(),
@@ -1216,115 +870,8 @@ impl Index {
         })
     }
 
-    /// The distinct index terms of `query`, for [`Index::highlights`] (analyse a query once, then
-    /// highlight as many passages as needed).
-    pub fn query_terms(&self, query: &str) -> std::collections::HashSet<String> {
-        self.query_terms_with(query, QueryOptions::default())
-    }
-
-    /// [`Index::query_terms`] plus every index term the query matches under BM25's typo
-    /// tolerance and, with `options.prefix`, the completions of its last word.
-    pub fn query_terms_with(&self, query: &str, options: QueryOptions) -> std::collections::HashSet<String> {
-        let mut terms: std::collections::HashSet<String> = self.analyzer.terms(query).into_iter().collect();
-        for g in self.bm25.expand(&self.analyzer, query, options.prefix) {
-            terms.extend(g.variants.iter().filter_map(|&(t, _)| self.bm25.term(t)).map(str::to_string));
-        }
-        terms
-    }
-
-    /// Byte ranges of `text` whose index term is one of `terms` (from [`Index::query_terms`]), in
-    /// order, for highlighting.
-    pub fn highlights(&self, terms: &std::collections::HashSet<String>, text: &str) -> Vec<(usize, usize)> {
-        let mut out = Vec::new();
-        if terms.is_empty() {
-            return out;
-        }
-        self.analyzer.for_each_token(text, |term, s, e| {
-            if terms.contains(term) {
-                out.push((s, e));
-            }
-        });
-        out
-    }
 }
-
-/// The warning of a graph search whose query matches nothing ([`Index::nothing_matches`]).
-pub const NOTHING_MATCHES: &str = "nothing matches: no word of the query occurs in any passage";
-
-/// The warning of a graph search whose query does not look English ([`Index::search_graph`]).
-pub const NOT_ENGLISH: &str =
-    "the query does not look English, the language of the knowledge graph's facts: ranked by dense similarity";
-
-/// Order by score descending, then by passage id ascending (deterministic across platforms).
-fn rank_order(corpus: &Corpus) -> impl Fn(&(u32, f32), &(u32, f32)) -> Ordering + '_ {
-    move |a, b| {
-        b.1.partial_cmp(&a.1).unwrap_or(Ordering::Equal).then_with(|| {
-            let ia = corpus.get(a.0).map(|p| p.id.as_str());
-            let ib = corpus.get(b.0).map(|p| p.id.as_str());
-            ia.cmp(&ib)
-        })
-    }
-}
-
-/// The best `k` of `scored` (f64 scores) in rank order (score descending, then passage id),
-/// scores then narrowed to `f32` for the [`Hit`]s.
-fn top_k_f64(mut scored: Vec<(u32, f64)>, k: usize, corpus: &Corpus) -> Vec<Hit> {
-    let cmp = |a: &(u32, f64), b: &(u32, f64)| {
-        b.1.partial_cmp(&a.1).unwrap_or(Ordering::Equal).then_with(|| {
-            let ia = corpus.get(a.0).map(|p| p.id.as_str());
-            let ib = corpus.get(b.0).map(|p| p.id.as_str());
-            ia.cmp(&ib)
-        })
-    };
-    if k == 0 {
-        return Vec::new();
-    }
-    if scored.len() > k {
-        scored.select_nth_unstable_by(k - 1, cmp);
-        scored.truncate(k);
-    }
-    scored.sort_unstable_by(cmp);
-    scored.into_iter().map(|(passage, score)| Hit { passage, score: score as f32 }).collect()
-}
-
-/// The best `k` of `scored` in rank order.
-pub(crate) fn top_k(mut scored: Vec<(u32, f32)>, k: usize, corpus: &Corpus) -> Vec<Hit> {
-    let cmp = rank_order(corpus);
-    if k == 0 {
-        return Vec::new();
-    }
-    if scored.len() > k {
-        scored.select_nth_unstable_by(k - 1, &cmp);
-        scored.truncate(k);
-    }
-    scored.sort_unstable_by(&cmp);
-    scored.into_iter().map(|(passage, score)| Hit { passage, score }).collect()
-}
-
-#[cfg(test)]
-mod graph_tests;
 
 #[cfg(test)]
 mod format_tests;
 
-/// Mentions from a recognizer's entity names: each located in `query` (case-insensitively) for
-/// its byte span, else the span `(0, 0)`; all of kind `Name` except a 4-digit year (`Date`).
-/// Duplicates and names empty after trimming are dropped.
-fn llm_mentions(query: &str, names: &[String]) -> Vec<crate::text::Mention> {
-    use crate::text::{EntityKind, Mention};
-    let mut out: Vec<Mention> = Vec::new();
-    for n in names {
-        let text = n.trim();
-        if text.is_empty() || out.iter().any(|m| m.text.eq_ignore_ascii_case(text)) {
-            continue;
-        }
-        let (start, end) = crate::llm::parse::find_ci(query, text).unwrap_or((0, 0));
-        let kind = if text.len() == 4 && text.bytes().all(|b| b.is_ascii_digit()) {
-            EntityKind::Date
-        } else {
-            EntityKind::Name
-        };
-        out.push(Mention { start, end, text: text.to_string(), kind });
-    }
-    out
-}

@@ -437,3 +437,47 @@ fn cage_stored_embeddings_with_equal_values_give_dense_order() {
     let e = engine.cage_search(q, Some(options(5, "dense"))).err().map(message).unwrap();
     assert!(e.contains("CAGE method"), "{e}");
 }
+
+/// "Work is done once per query", counted by the engine's test hook (`__runCounts`:
+/// `[firstStages, graphSearches]`): the page's graph search with its explanation runs the graph
+/// search once, and a CAGE search over CatRAG runs its first stage once.
+#[wasm_bindgen_test]
+fn the_page_runs_each_stage_once_per_query() {
+    let mut engine = built_sample_with_graph();
+    let q = "Which hotel houses the Playboy Club?";
+    engine.run_counts(true);
+    let out: serde_json::Value =
+        serde_wasm_bindgen::from_value(engine.search_explained(q, Some(options(5, "catrag"))).map_err(message).unwrap())
+            .unwrap();
+    assert_eq!(engine.run_counts(false), vec![1, 1], "search with its explanation");
+    let hits = out["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 5);
+    assert_eq!(out["explanation"]["passages"].as_array().unwrap().len(), 5);
+    // The same hits as `search`, which also runs one graph search.
+    let plain = search_with(&engine, q, 5, "catrag");
+    assert_eq!(engine.run_counts(true), vec![2, 2]);
+    let ids: Vec<&str> = hits.iter().map(|h| h["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, plain.iter().map(|h| h.id.as_str()).collect::<Vec<_>>());
+    // `explain` on its own: one graph search.
+    engine.explain(q, Some(options(5, "catrag"))).map_err(message).unwrap();
+    assert_eq!(engine.run_counts(true), vec![1, 1]);
+    // A non-graph method has no explanation and no graph search.
+    let out: serde_json::Value =
+        serde_wasm_bindgen::from_value(engine.search_explained(q, Some(options(5, "bm25"))).map_err(message).unwrap())
+            .unwrap();
+    assert!(out["explanation"].is_null());
+    assert_eq!(engine.run_counts(true), vec![1, 0]);
+
+    // catrag+cage: every passage's graph embedding stored (equal rows: this counts runs), then
+    // one CAGE search runs CatRAG once as its first stage.
+    let n = common::CORPUS.lines().filter(|l| !l.trim().is_empty()).count() as u32;
+    engine.cage_store(7, (0..n).collect(), &vec![1.0f32; n as usize * 4], 4).map_err(message).unwrap();
+    assert!(available(&engine).contains(&"catrag+cage".to_string()));
+    engine.run_counts(true);
+    let hits: Vec<serde_json::Value> = serde_wasm_bindgen::from_value(
+        engine.cage_search(q, Some(options(5, "catrag+cage"))).map_err(message).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(hits.len(), 5);
+    assert_eq!(engine.run_counts(false), vec![1, 1], "first stages, graph searches");
+}

@@ -3,7 +3,13 @@
 
 use std::rc::Rc;
 
-use super::*;
+use crate::index::*;
+
+use crate::catrag::{CatragConfig, ExplainConfig, GraphMethod};
+use crate::corpus::{Corpus, Passage};
+use crate::embed::Embedder;
+use crate::error::Error;
+use crate::extract::Triple;
 use crate::catrag::{Fallback, SeedChannel};
 use crate::embed::StaticEmbedder;
 

@@ -1,0 +1,569 @@
+//! The [`Engine`]: the lifecycle one user of Cairn sees, the same in the page, the CLI and the
+//! evaluation.
+//!
+//! ```text
+//!   collecting ──build──► built ──add / truncate──► collecting (graph and CAGE embeddings carried)
+//!       ▲                   │  build_graph, compute_cage_z, set_embedder, attach_vectors
+//!       └──────clear────────┘  search → SearchResult → explain_result
+//! ```
+//!
+//! While collecting, the engine holds a [`Corpus`]; [`Engine::build`] turns it into an
+//! [`Index`] (BM25, then the passage vectors of every embedder set), extends the knowledge graph
+//! of the previous build with the new passages only ([`Index::extend_graph`]) and keeps the
+//! previous build's CAGE graph embeddings, so that a grown corpus pays only for its new
+//! passages. Adding passages to a built engine takes the index apart again and carries its graph
+//! and graph embeddings to the next build. Searches go through [`crate::search`].
+
+use std::rc::Rc;
+
+use serde::Serialize;
+
+use crate::cage::{Cage, EncoderKey, GraphEmbeddings};
+use crate::catrag::ExplainConfig;
+use crate::corpus::{Corpus, Passage};
+use crate::embed::{Embedder, VectorMatrix};
+use crate::error::{Error, Result};
+use crate::extract::{ExtractStats, Triple};
+use crate::index::{
+    EmbedderSlot, GraphBuildReport, GraphStage, Index, IndexConfig, KnowledgeGraph, LoadNotes, Method, QueryOptions,
+    RunCounts,
+};
+use crate::search::{SearchExplanation, SearchResult};
+
+/// A long step of the engine, for progress reports: `(phase, done, total)`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Phase {
+    /// BM25 over the passages (counts passages).
+    Bm25,
+    /// Passage vectors (counts passages).
+    Embed,
+    /// OpenIE over the passages, for the knowledge graph (counts passages).
+    Extract,
+    /// Entity and fact embeddings of the knowledge graph (counts texts).
+    GraphEmbed,
+    /// Synonym edges of the knowledge graph (counts entities).
+    Synonyms,
+    /// Loading an index file (counts texts embedded again).
+    Load,
+    /// CAGE's graph embeddings (counts passages).
+    Cage,
+}
+
+impl Phase {
+    /// The phase's name as the page shows it: `bm25`, `embed`, `extract`, `graph-embed`,
+    /// `synonyms`, `load`, `cage`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Phase::Bm25 => "bm25",
+            Phase::Embed => "embed",
+            Phase::Extract => "extract",
+            Phase::GraphEmbed => "graph-embed",
+            Phase::Synonyms => "synonyms",
+            Phase::Load => "load",
+            Phase::Cage => "cage",
+        }
+    }
+
+    fn of_graph(stage: GraphStage) -> Phase {
+        match stage {
+            GraphStage::Extracting => Phase::Extract,
+            GraphStage::Embedding => Phase::GraphEmbed,
+            GraphStage::Synonyms => Phase::Synonyms,
+        }
+    }
+}
+
+/// A progress callback: `(phase, done, total)`.
+pub type Progress<'a> = &'a mut dyn FnMut(Phase, usize, usize);
+
+/// An embedder the engine holds, with the dimension of its vectors.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EmbedderInfo {
+    /// The slot's name (`static`, `minilm`).
+    pub name: &'static str,
+    /// Vector dimension.
+    pub dims: usize,
+}
+
+/// Sizes of the engine's corpus and, once built, of its index. Serialised in camelCase (the
+/// page's `EngineStats`).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EngineStats {
+    /// Passages collected or indexed.
+    pub passages: usize,
+    /// Whether the index is built over all of them.
+    pub built: bool,
+    /// Distinct index terms (0 until built).
+    pub terms: usize,
+    /// (term, passage) postings (0 until built).
+    pub postings: usize,
+    /// Average passage length in index terms (0 until built).
+    pub avg_passage_terms: f32,
+    /// Bytes of title and text.
+    pub text_bytes: usize,
+    /// Heap bytes of the index structures (0 until built; see [`crate::index::IndexStats`]).
+    pub index_bytes: usize,
+    /// Built: the embedders whose passage vectors the index holds. Collecting: the embedders
+    /// set, which the next build embeds with.
+    pub embedders: Vec<EmbedderInfo>,
+}
+
+enum State {
+    Collecting(Corpus),
+    Built(Index),
+}
+
+/// A corpus and its index through their lifecycle (the module docs). Add passages, `build`,
+/// then search; adding passages after `build` makes the engine unbuilt until the next `build`.
+pub struct Engine {
+    config: IndexConfig,
+    state: State,
+    /// Embedders by slot ([`EmbedderSlot`]): every build embeds the passages with each one set.
+    embedders: [Option<Rc<dyn Embedder>>; 2],
+    /// CAGE's encoder, attached to every build ([`Index::attach_cage`]).
+    cage: Option<Rc<Cage>>,
+    /// The knowledge graph of the last build while passages are being added: the next build
+    /// extends it with the new passages only.
+    carried_graph: Option<KnowledgeGraph>,
+    /// CAGE's graph embeddings of the last build while passages are being added: the next build
+    /// keeps them, so only the new passages need theirs computed.
+    carried_cage_z: Option<GraphEmbeddings>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine").field("stats", &self.stats()).finish()
+    }
+}
+
+fn slot_index(slot: EmbedderSlot) -> usize {
+    match slot {
+        EmbedderSlot::Static => 0,
+        EmbedderSlot::Minilm => 1,
+    }
+}
+
+impl Engine {
+    /// An empty engine, collecting, with `config` (METHOD.md's defaults for `IndexConfig::default()`).
+    ///
+    /// # Errors
+    /// [`Error::Config`] when BM25's parameters are out of range (the other stages' are checked
+    /// by [`Engine::build`]).
+    pub fn new(config: IndexConfig) -> Result<Engine> {
+        config.bm25.validate()?;
+        Ok(Engine {
+            config,
+            state: State::Collecting(Corpus::new()),
+            embedders: [None, None],
+            cage: None,
+            carried_graph: None,
+            carried_cage_z: None,
+        })
+    }
+
+    /// An engine collecting `corpus`, with `config`.
+    ///
+    /// # Errors
+    /// As [`Engine::new`].
+    pub fn with_corpus(config: IndexConfig, corpus: Corpus) -> Result<Engine> {
+        let mut engine = Engine::new(config)?;
+        engine.state = State::Collecting(corpus);
+        Ok(engine)
+    }
+
+    /// The built index, taken out of the engine.
+    ///
+    /// # Errors
+    /// [`Error::NotBuilt`] while collecting.
+    pub fn into_index(self) -> Result<Index> {
+        match self.state {
+            State::Built(i) => Ok(i),
+            State::Collecting(_) => Err(Error::NotBuilt),
+        }
+    }
+
+    /// An engine holding `index`, built (its configuration is the index's).
+    pub fn from_index(index: Index) -> Engine {
+        Engine {
+            config: index.config().clone(),
+            state: State::Built(index),
+            embedders: [None, None],
+            cage: None,
+            carried_graph: None,
+            carried_cage_z: None,
+        }
+    }
+
+    /// The configuration the next build uses (the built index's own may differ in its query-time
+    /// parts: [`Index::set_catrag_config`]).
+    pub fn config(&self) -> &IndexConfig {
+        &self.config
+    }
+
+    /// The passages, collected or indexed.
+    pub fn corpus(&self) -> &Corpus {
+        match &self.state {
+            State::Collecting(c) => c,
+            State::Built(i) => i.corpus(),
+        }
+    }
+
+    /// Whether the index is built over every passage.
+    pub fn is_built(&self) -> bool {
+        matches!(self.state, State::Built(_))
+    }
+
+    /// The built index.
+    ///
+    /// # Errors
+    /// [`Error::NotBuilt`] while collecting.
+    pub fn index(&self) -> Result<&Index> {
+        match &self.state {
+            State::Built(i) => Ok(i),
+            State::Collecting(_) => Err(Error::NotBuilt),
+        }
+    }
+
+    /// The built index, to change its query-time parts (tierer, recognizer, CatRAG and CAGE
+    /// configuration, graph embeddings).
+    ///
+    /// # Errors
+    /// [`Error::NotBuilt`] while collecting.
+    pub fn index_mut(&mut self) -> Result<&mut Index> {
+        match &mut self.state {
+            State::Built(i) => Ok(i),
+            State::Collecting(_) => Err(Error::NotBuilt),
+        }
+    }
+
+    /// The corpus to add to: a built index is taken apart (its graph and CAGE graph embeddings
+    /// carried to the next build).
+    fn collecting(&mut self) -> &mut Corpus {
+        if let State::Built(_) = self.state {
+            let State::Built(mut index) = std::mem::replace(&mut self.state, State::Collecting(Corpus::new())) else {
+                unreachable!("matched Built just above")
+            };
+            if let Some(g) = index.take_graph() {
+                self.carried_graph = Some(g);
+            }
+            if let Some(z) = index.take_cage_embeddings() {
+                self.carried_cage_z = Some(z);
+            }
+            self.state = State::Collecting(index.into_corpus());
+        }
+        match &mut self.state {
+            State::Collecting(c) => c,
+            State::Built(_) => unreachable!("the state is Collecting here"),
+        }
+    }
+
+    /// Add `passages`, all or nothing (a rejected batch — duplicate or empty ids — leaves a built
+    /// engine built). Returns how many were added.
+    ///
+    /// # Errors
+    /// [`Error::Passage`] naming the first passage that cannot be added.
+    pub fn add_passages(&mut self, passages: Vec<Passage>) -> Result<usize> {
+        self.corpus().check_new(&passages)?;
+        if passages.is_empty() {
+            return Ok(0);
+        }
+        self.collecting().extend(passages)
+    }
+
+    /// Keep only the first `passages` passages (undo adds). When that removes any, the engine
+    /// is collecting until the next build, and carried state past the cut is dropped.
+    pub fn truncate(&mut self, passages: usize) {
+        if self.corpus().len() <= passages {
+            return;
+        }
+        self.collecting().truncate(passages);
+        if self.carried_graph.as_ref().is_some_and(|g| g.report().counts.passages > passages) {
+            self.carried_graph = None;
+        }
+        if let Some(z) = &mut self.carried_cage_z {
+            z.resize(z.rows().min(passages));
+        }
+    }
+
+    /// Remove every passage and the index (embedders and the CAGE encoder stay).
+    pub fn clear(&mut self) {
+        self.state = State::Collecting(Corpus::new());
+        self.carried_graph = None;
+        self.carried_cage_z = None;
+    }
+
+    /// The embedder in `slot`, if set.
+    pub fn embedder(&self, slot: EmbedderSlot) -> Option<&Rc<dyn Embedder>> {
+        self.embedders[slot_index(slot)].as_ref()
+    }
+
+    /// Set the embedder of `slot`: every later build embeds the passages with it, and a built
+    /// index embeds them now (`progress(Phase::Embed, done, total)`).
+    ///
+    /// # Errors
+    /// The embedder's, when a built index embeds its passages; the engine keeps its previous
+    /// embedder then.
+    pub fn set_embedder(&mut self, slot: EmbedderSlot, embedder: Rc<dyn Embedder>, progress: Progress<'_>) -> Result<()> {
+        if let State::Built(index) = &mut self.state {
+            index.attach_embedder(slot, embedder.clone(), &mut |d, t| progress(Phase::Embed, d, t))?;
+        }
+        self.embedders[slot_index(slot)] = Some(embedder);
+        Ok(())
+    }
+
+    /// Attach passage vectors computed elsewhere (row `i` = passage `i`, from
+    /// [`Index::passage_text`]) to the built index, in `slot`, with `embedder` for queries. They
+    /// last until the next build.
+    ///
+    /// # Errors
+    /// [`Error::NotBuilt`]; [`Error::Config`] when the matrix is not one row per passage.
+    pub fn attach_vectors(&mut self, slot: EmbedderSlot, embedder: Rc<dyn Embedder>, vectors: VectorMatrix) -> Result<()> {
+        self.index_mut()?.attach_vectors(slot, embedder, vectors)
+    }
+
+    /// Attach CAGE's encoder to this and every later build.
+    pub fn set_cage(&mut self, cage: Rc<Cage>) {
+        if let State::Built(index) = &mut self.state {
+            index.attach_cage(cage.clone());
+        }
+        self.cage = Some(cage);
+    }
+
+    /// Build the index over every passage: BM25, the passage vectors of every embedder set, the
+    /// previous build's knowledge graph extended with the new passages (when the static embedder
+    /// is set; should that fail, which it cannot on valid input, the index has no graph and
+    /// [`Engine::build_graph`] makes a fresh one), the previous build's CAGE graph embeddings,
+    /// the CAGE encoder. An empty engine builds with 0 passages.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for invalid parameters; an embedder's errors. The passages stay, unbuilt.
+    pub fn build(&mut self, progress: Progress<'_>) -> Result<&Index> {
+        let config = self.config.clone();
+        let mut index =
+            Index::build_taking(self.collecting(), &config, &mut |d, t| progress(Phase::Bm25, d, t))?;
+        for slot in EmbedderSlot::ALL {
+            if let Some(e) = self.embedders[slot_index(slot)].clone() {
+                if let Err(err) = index.attach_embedder(slot, e, &mut |d, t| progress(Phase::Embed, d, t)) {
+                    self.state = State::Collecting(index.into_corpus());
+                    return Err(err);
+                }
+            }
+        }
+        if self.embedder(EmbedderSlot::Static).is_some() {
+            if let Some(carried) = self.carried_graph.take() {
+                let _ = index.extend_graph(carried, &mut |s, d, t| progress(Phase::of_graph(s), d, t));
+            }
+        }
+        if let Some(z) = self.carried_cage_z.take() {
+            index.adopt_cage_embeddings(z);
+        }
+        if let Some(c) = &self.cage {
+            index.attach_cage(c.clone());
+        }
+        self.state = State::Built(index);
+        self.index()
+    }
+
+    /// Build the knowledge graph (METHOD.md §1) with the static embedder, replacing any; later
+    /// builds after adds extend it with the new passages only.
+    ///
+    /// # Errors
+    /// [`Error::NotBuilt`]; [`Error::MissingEmbedder`] without the static embedder's passage
+    /// vectors; the extractor's, builder's and embedder's errors.
+    pub fn build_graph(&mut self, progress: Progress<'_>) -> Result<&GraphBuildReport> {
+        let index = match &mut self.state {
+            State::Built(i) => i,
+            State::Collecting(_) => return Err(Error::NotBuilt),
+        };
+        let embedder = index.dense(EmbedderSlot::Static).map(|d| d.embedder().clone()).ok_or_else(|| {
+            Error::MissingEmbedder { method: "catrag".into(), embedder: EmbedderSlot::Static.name().into() }
+        })?;
+        self.carried_graph = None;
+        index.build_graph(embedder, &mut |s, d, t| progress(Phase::of_graph(s), d, t))
+    }
+
+    /// Compute CAGE's graph embedding of every passage that has none yet
+    /// ([`Index::compute_cage_z`]; `progress(Phase::Cage, done, total)`). Returns how many.
+    ///
+    /// # Errors
+    /// [`Error::NotBuilt`]; as [`Index::compute_cage_z`].
+    pub fn compute_cage_z(&mut self, progress: Progress<'_>) -> Result<usize> {
+        self.index_mut()?.compute_cage_z(&mut |d, t| progress(Phase::Cage, d, t))
+    }
+
+    /// The key CAGE graph embeddings made by the encoder with `fingerprint` are stored under,
+    /// with β and the channel layout of the configuration.
+    pub fn cage_key(&self, fingerprint: u32) -> EncoderKey {
+        let cfg = match &self.state {
+            State::Built(i) => &i.config().cage,
+            State::Collecting(_) => &self.config.cage,
+        };
+        EncoderKey { model: fingerprint, beta: cfg.effective_beta(), merged: cfg.plain_gcn }
+    }
+
+    /// The built index as an index file ([`Index::to_bytes`]).
+    ///
+    /// # Errors
+    /// [`Error::NotBuilt`]; as [`Index::to_bytes`].
+    pub fn save(&self) -> Result<Vec<u8>> {
+        self.index()?.to_bytes()
+    }
+
+    /// Replace everything with the index in `bytes` ([`Index::from_bytes`], with the embedders
+    /// set; `progress(Phase::Load, done, total)`). The engine is unchanged on error.
+    ///
+    /// # Errors
+    /// As [`Index::from_bytes`].
+    pub fn load(&mut self, bytes: &[u8], progress: Progress<'_>) -> Result<LoadNotes> {
+        let embedders: Vec<(EmbedderSlot, Rc<dyn Embedder>)> = EmbedderSlot::ALL
+            .into_iter()
+            .filter_map(|s| self.embedder(s).map(|e| (s, e.clone())))
+            .collect();
+        let (mut index, notes) = Index::from_bytes(bytes, &embedders, &mut |d, t| progress(Phase::Load, d, t))?;
+        if let Some(c) = &self.cage {
+            index.attach_cage(c.clone());
+        }
+        self.config = index.config().clone();
+        self.carried_graph = None;
+        self.carried_cage_z = None;
+        self.state = State::Built(index);
+        Ok(notes)
+    }
+
+    /// Whether `method` can run now ([`Index::supports`]: built, its embedder's passage vectors
+    /// attached, the graph built for the graph methods, every graph embedding stored for CAGE).
+    pub fn supports(&self, method: Method) -> bool {
+        self.index().is_ok_and(|i| i.supports(method))
+    }
+
+    /// The methods a search can use once the engine is built as it stands: `bm25` always, the
+    /// static embedder's methods once it is set, `dense-minilm` once MiniLM vectors are attached,
+    /// the graph methods once the graph is built, the CAGE methods once every graph embedding is
+    /// stored ([`Engine::supports`] for the last three).
+    pub fn available_methods(&self) -> Vec<Method> {
+        let index = self.index().ok();
+        Method::ALL
+            .into_iter()
+            .filter(|m| m.graph_method().is_none() || index.is_some_and(|i| i.graph().is_some()))
+            .filter(|m| m.cage_first_stage().is_none() || self.supports(*m))
+            .filter(|m| match m.embedder() {
+                None => true,
+                Some(EmbedderSlot::Static) => self.embedder(EmbedderSlot::Static).is_some(),
+                Some(EmbedderSlot::Minilm) => index.is_some_and(|i| i.dense(EmbedderSlot::Minilm).is_some()),
+            })
+            .collect()
+    }
+
+    /// Sizes of the corpus and, once built, of the index ([`EngineStats`]).
+    pub fn stats(&self) -> EngineStats {
+        match &self.state {
+            State::Built(i) => {
+                let s = i.stats();
+                EngineStats {
+                    passages: s.passages,
+                    built: true,
+                    terms: s.terms,
+                    postings: s.postings,
+                    avg_passage_terms: s.avg_passage_terms,
+                    text_bytes: s.text_bytes,
+                    index_bytes: s.index_bytes,
+                    embedders: i
+                        .embedders()
+                        .into_iter()
+                        .map(|slot| EmbedderInfo { name: slot.name(), dims: i.dense(slot).map_or(0, |d| d.vectors().dim()) })
+                        .collect(),
+                }
+            }
+            State::Collecting(c) => EngineStats {
+                passages: c.len(),
+                built: false,
+                terms: 0,
+                postings: 0,
+                avg_passage_terms: 0.0,
+                text_bytes: c.text_bytes(),
+                index_bytes: 0,
+                embedders: EmbedderSlot::ALL
+                    .into_iter()
+                    .filter_map(|s| self.embedder(s).map(|e| EmbedderInfo { name: s.name(), dims: e.dim() }))
+                    .collect(),
+            },
+        }
+    }
+
+    /// One query through [`Index::run`]: the top `k` by `method` with the search's trace.
+    ///
+    /// # Errors
+    /// [`Error::NotBuilt`]; as [`Index::run`].
+    pub fn search(&self, query: &str, k: usize, method: Method, options: QueryOptions) -> Result<SearchResult> {
+        self.index()?.run(query, k, method, options)
+    }
+
+    /// The explanation of a graph method's `result` ([`Index::explain_result`]); runs no search.
+    ///
+    /// # Errors
+    /// [`Error::NotBuilt`]; as [`Index::explain_result`].
+    pub fn explain(&self, result: &SearchResult, config: &ExplainConfig) -> Result<SearchExplanation> {
+        self.index()?.explain_result(result, config)
+    }
+
+    /// The built index's stage counters ([`RunCounts`]; a test hook). `None` while collecting.
+    #[doc(hidden)]
+    pub fn run_counts(&self) -> Option<&RunCounts> {
+        self.index().ok().map(Index::run_counts)
+    }
+}
+
+/// Parts of an index computed outside the engine, for an evaluation that shares them across many
+/// indexes over subsets of one corpus (each question's pool): passage vectors, OpenIE triples and
+/// CAGE graph embeddings, row `j` for the index's passage `j`.
+#[derive(Default)]
+pub struct Prebuilt {
+    /// Passage vectors of one embedder: its slot, the embedder (for queries) and one row per
+    /// passage.
+    pub vectors: Option<(EmbedderSlot, Rc<dyn Embedder>, VectorMatrix)>,
+    /// CAGE's graph embeddings: their key, dimension and `passages × dim` floats.
+    pub cage_z: Option<(EncoderKey, usize, Vec<f32>)>,
+    /// The knowledge graph's triples (each naming an index passage) and the extraction's
+    /// statistics: the graph is built from them with the vectors' embedder.
+    pub triples: Option<(Vec<Triple>, Option<ExtractStats>)>,
+}
+
+impl Engine {
+    /// A built engine over `corpus` from `parts` computed elsewhere: BM25, then the given passage
+    /// vectors, the CAGE encoder (when set) and graph embeddings, and the knowledge graph from
+    /// the given triples (with the vectors' embedder).
+    ///
+    /// # Errors
+    /// [`Error::Config`] for invalid parameters or parts that do not fit the corpus;
+    /// [`Error::MissingEmbedder`] for triples without vectors; the graph builder's errors.
+    pub fn build_from_parts(corpus: Corpus, config: &IndexConfig, cage: Option<Rc<Cage>>, parts: Prebuilt) -> Result<Engine> {
+        let mut engine = Engine::with_corpus(config.clone(), corpus)?;
+        if let Some(c) = cage {
+            engine.cage = Some(c);
+        }
+        engine.build(&mut |_, _, _| {})?;
+        let index = engine.index_mut()?;
+        let mut embedder = None;
+        if let Some((slot, e, vectors)) = parts.vectors {
+            index.attach_vectors(slot, e.clone(), vectors)?;
+            embedder = Some(e);
+        }
+        if let Some((key, dim, z)) = parts.cage_z {
+            let positions: Vec<usize> = (0..index.corpus().len()).collect();
+            index.store_cage_z(key, &positions, &z, dim)?;
+        }
+        if let Some((triples, stats)) = parts.triples {
+            let e = embedder.ok_or_else(|| Error::MissingEmbedder {
+                method: "catrag".into(),
+                embedder: EmbedderSlot::Static.name().into(),
+            })?;
+            index.build_graph_from_triples(e, &triples, stats, &mut |_, _, _| {})?;
+        }
+        Ok(engine)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,723 @@
+//! One query's forward path over an [`Index`]: a [`QueryContext`] built once, the first stage,
+//! an optional rerank, one ranking function and a [`SearchResult`] that carries its trace.
+//!
+//! ```text
+//! query ─► QueryContext (NFC text, BM25 term groups with typo/prefix expansion, query vector)
+//!       ─► first stage (bm25 | dense | dense-minilm | hybrid | hipporag/catrag graph search)
+//!       ─► optional rerank (CAGE: coherence over stored graph embeddings, fusion with α)
+//!       ─► rank (score descending, ties by passage id)
+//!       ─► SearchResult { hits, trace: retrieval (seeds, anchors, PPR scores), CAGE details, terms }
+//! ```
+//!
+//! Every piece of per-query work runs once: the query is composed to NFC once, BM25's typo and
+//! prefix expansion ([`crate::index::Bm25::expand`]) runs once and serves the "nothing matches"
+//! gate, scoring, CatRAG's lexical prior and highlighting; the query is embedded once with each
+//! embedder it needs; a CAGE method runs its first stage once and never re-enters
+//! [`Index::search`]. An explanation ([`Index::explain_result`]) reads a result's trace and never
+//! runs the search again.
+//!
+//! The methods live here as an `impl Index` block, so the [`Index`] itself stays data (corpus,
+//! BM25, vectors, graph, graph embeddings) and knows nothing of queries.
+
+use std::cell::OnceCell;
+use std::cmp::Ordering;
+use std::collections::HashSet;
+use std::rc::Rc;
+
+use serde::Serialize;
+
+use crate::cage::{CageRelevance, Reranked};
+use crate::catrag::{
+    explain, top_entities, EdgeTierer, EmbeddingSimilarityTierer, ExplainConfig, Fallback, GraphMethod,
+    PassageExplanation, PathNode, QueryInput, Retrieval, Retriever,
+};
+use crate::corpus::Corpus;
+use crate::error::{Error, Result};
+use crate::index::{
+    fuzzy, reciprocal_rank_fusion, DenseField, EmbedderSlot, Hit, Index, KnowledgeGraph, Method, QueryOptions,
+    TermGroup, RRF_DEPTH, RRF_K,
+};
+use crate::text::fold::{fold_diacritics, nfc};
+use crate::text::{EntityKind, Mention};
+
+/// The warning of a graph search whose query matches nothing ([`Index::nothing_matches`]).
+pub const NOTHING_MATCHES: &str = "nothing matches: no word of the query occurs in any passage";
+
+/// The warning of a graph search whose query does not look English ([`Index::search_graph`]).
+pub const NOT_ENGLISH: &str =
+    "the query does not look English, the language of the knowledge graph's facts: ranked by dense similarity";
+
+/// Everything about one query that more than one step needs, each piece computed at most once
+/// on first use: the NFC text, BM25's term groups with and without prefix completion
+/// ([`crate::index::Bm25::expand`]: typo tolerance and, with `options.prefix`, completions of the
+/// last word) and the query's vector under the static embedder.
+pub struct QueryContext<'i> {
+    index: &'i Index,
+    text: String,
+    options: QueryOptions,
+    exact: OnceCell<Vec<TermGroup>>,
+    prefixed: OnceCell<Vec<TermGroup>>,
+    static_vector: OnceCell<Vec<f32>>,
+}
+
+impl<'i> QueryContext<'i> {
+    /// The context of `query` over `index` (the text composed to NFC).
+    pub fn new(index: &'i Index, query: &str, options: QueryOptions) -> Self {
+        QueryContext {
+            index,
+            text: nfc(query).into_owned(),
+            options,
+            exact: OnceCell::new(),
+            prefixed: OnceCell::new(),
+            static_vector: OnceCell::new(),
+        }
+    }
+
+    /// The query, composed to NFC.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The per-query options.
+    pub fn options(&self) -> QueryOptions {
+        self.options
+    }
+
+    /// BM25's term groups of the query: with prefix completion of the last word when `prefix`,
+    /// typo-expanded either way (expanded once per flag, then memoised).
+    pub fn groups(&self, prefix: bool) -> &[TermGroup] {
+        let cell = if prefix { &self.prefixed } else { &self.exact };
+        cell.get_or_init(|| self.index.bm25.expand(&self.index.analyzer, &self.text, prefix))
+    }
+
+    /// Whether no query term, after expansion (`prefix` as in [`QueryContext::groups`]), occurs
+    /// in any passage ([`Index::nothing_matches`]).
+    pub fn nothing_matches(&self, prefix: bool) -> bool {
+        self.groups(prefix).iter().all(|g| g.variants.is_empty())
+    }
+
+    /// The query's vector under `field`'s embedder: memoised for the static embedder (used by
+    /// `dense`, `hybrid`, the graph methods' dense passage prior and CAGE's relevance), embedded
+    /// afresh otherwise (only `dense-minilm` uses another one, once per query).
+    ///
+    /// # Errors
+    /// The embedder's.
+    fn vector(&self, field: &DenseField, slot: EmbedderSlot) -> Result<std::borrow::Cow<'_, [f32]>> {
+        if slot != EmbedderSlot::Static {
+            return Ok(std::borrow::Cow::Owned(field.embedder().embed(&self.text)?));
+        }
+        if let Some(v) = self.static_vector.get() {
+            return Ok(std::borrow::Cow::Borrowed(v));
+        }
+        let v = field.embedder().embed(&self.text)?;
+        Ok(std::borrow::Cow::Borrowed(self.static_vector.get_or_init(|| v)))
+    }
+
+    /// The distinct index terms of the query plus every index term its expansion reaches (with
+    /// the context's prefix option), for highlighting.
+    pub fn terms(&self) -> HashSet<String> {
+        self.index.terms_of(&self.text, self.groups(self.options.prefix))
+    }
+
+    /// The context's text and its term groups under its own prefix option (expanded now if no
+    /// step needed them), to keep in a [`Trace`].
+    fn into_parts(self) -> (String, Vec<TermGroup>) {
+        let prefix = self.options.prefix;
+        self.groups(prefix);
+        let cell = if prefix { self.prefixed } else { self.exact };
+        (self.text, cell.into_inner().unwrap_or_default())
+    }
+}
+
+/// What a search computed on its way to the hits, kept so that nothing needs to run again: an
+/// explanation reads `retrieval`, the page's CAGE view reads `reranked`, highlighting reads
+/// `groups` ([`Index::result_terms`]).
+#[derive(Debug, Clone, Default)]
+pub struct Trace {
+    /// The graph search (seeds, anchors, overlay, tiering, PPR report, per-node scores) of a
+    /// graph method, or of `catrag+cage`'s first stage; `None` for the other methods.
+    pub retrieval: Option<Retrieval>,
+    /// A CAGE method's candidates: its first stage's top N, best first.
+    pub candidates: Vec<Hit>,
+    /// A CAGE method's reranking details, one per hit, in hit order (`candidate` indexes
+    /// `candidates`); empty for the other methods.
+    pub reranked: Vec<Reranked>,
+    /// BM25's term groups of the query (typo expansion, and prefix completion when asked): the
+    /// expansion the search ran, kept for highlighting ([`Index::result_terms`]).
+    pub groups: Vec<TermGroup>,
+}
+
+/// One query's result: the ranked hits and the [`Trace`] of how they were found.
+#[derive(Debug, Clone)]
+pub struct SearchResult {
+    /// The method that ran.
+    pub method: Method,
+    /// The query, composed to NFC.
+    pub query: String,
+    /// The top passages, best first; ties by passage id.
+    pub hits: Vec<Hit>,
+    /// What the search computed on the way.
+    pub trace: Trace,
+}
+
+/// A graph query's ranked passages and everything the graph step computed
+/// ([`Index::search_graph`]).
+#[derive(Debug, Clone)]
+pub struct GraphSearch {
+    /// The top passages, best first; ties by passage id.
+    pub hits: Vec<Hit>,
+    /// Seeds, anchors, overlay, PPR report, fallback… (see [`Retrieval`]).
+    pub retrieval: Retrieval,
+}
+
+/// A graph query explained ([`Index::explain_result`]): the hits, the query-level retrieval
+/// (seeds, anchors, overlay, PPR report), the entities with the most PPR mass, and per hit why
+/// it ranked.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchExplanation {
+    /// The method.
+    pub method: Method,
+    /// The tierer that ran, if any edge was tiered.
+    pub tierer: Option<String>,
+    /// The top passages, best first.
+    pub hits: Vec<Hit>,
+    /// The retrieval (per-node arrays omitted).
+    pub retrieval: Retrieval,
+    /// The entities with the most PPR mass in the whole graph.
+    pub top_entities: Vec<PathNode>,
+    /// One explanation per hit, in hit order.
+    pub passages: Vec<PassageExplanation>,
+}
+
+/// The one ranking of the query path: the best `k` of `scored` by score descending, equal
+/// scores by passage id ascending (deterministic across platforms; a NaN compares equal), the
+/// scores narrowed to `f32` for the [`Hit`]s. `f32` scores rank the same once widened (widening
+/// is exact and keeps order and ties).
+pub fn rank(mut scored: Vec<(u32, f64)>, k: usize, corpus: &Corpus) -> Vec<Hit> {
+    let cmp = |a: &(u32, f64), b: &(u32, f64)| {
+        b.1.partial_cmp(&a.1).unwrap_or(Ordering::Equal).then_with(|| {
+            let ia = corpus.get(a.0).map(|p| p.id.as_str());
+            let ib = corpus.get(b.0).map(|p| p.id.as_str());
+            ia.cmp(&ib)
+        })
+    };
+    if k == 0 {
+        return Vec::new();
+    }
+    if scored.len() > k {
+        scored.select_nth_unstable_by(k - 1, cmp);
+        scored.truncate(k);
+    }
+    scored.sort_unstable_by(cmp);
+    scored.into_iter().map(|(passage, score)| Hit { passage, score: score as f32 }).collect()
+}
+
+/// [`rank`] for `f32` scores.
+fn rank_f32(scored: Vec<(u32, f32)>, k: usize, corpus: &Corpus) -> Vec<Hit> {
+    rank(scored.into_iter().map(|(p, s)| (p, f64::from(s))).collect(), k, corpus)
+}
+
+/// The inputs the graph search feeds CatRAG besides the dense passage prior
+/// ([`Index::dense_passage_prior`]): the query vector under the graph's embedder, the query's
+/// entity mentions (CatRAG with anchoring on) and BM25's lexical passage prior.
+struct CatragInputs {
+    graph_vector: Vec<f32>,
+    mentions: Vec<Mention>,
+    lexical_scores: Vec<f32>,
+}
+
+impl Index {
+    /// Whether nothing in the corpus matches `query`: none of its index terms (after folding,
+    /// stemming and stop-word removal, [`crate::text::Analyzer`]) occurs in any passage, even
+    /// after typo expansion. Every method but those that rank by meaning alone
+    /// ([`Method::ranks_by_meaning_alone`]: dense methods exist to answer paraphrases) then
+    /// returns no hit, the same way BM25 does, instead of ranking the corpus by noise (dense
+    /// cosines near zero, PPR from the least unlikely facts): a query such as `"zzqx vvbn"` or
+    /// `"???"` gets "nothing matches", not three confident passages. A query of stop words only
+    /// matches nothing too.
+    pub fn nothing_matches(&self, query: &str) -> bool {
+        QueryContext::new(self, query, QueryOptions::default()).nothing_matches(false)
+    }
+
+    /// The top `k` passages for `query` by `method`, best first; ties break by passage id.
+    ///
+    /// When [`Index::nothing_matches`] the query, every method but the dense ones returns no
+    /// hit. The query is composed to NFC first ([`crate::text::fold::nfc`]).
+    ///
+    /// BM25 returns fewer than `k` hits when fewer passages share a term with the query (none
+    /// for a query of stop words only). Dense methods score every passage (cosine in [-1, 1]);
+    /// `hybrid` fuses the top [`RRF_DEPTH`] of each (score Σ 1/(60 + rank)). The graph methods
+    /// rank every passage by PPR mass (in (0, 1]; or by dense cosine when the query has no seed,
+    /// see [`Index::search_graph`]).
+    ///
+    /// # Errors
+    /// [`Error::MissingEmbedder`] when the method's embedder is not attached;
+    /// [`Error::MissingGraph`] when a graph method is asked before [`Index::build_graph`]; the
+    /// embedder's own error when it fails on the query.
+    pub fn search(&self, query: &str, k: usize, method: Method) -> Result<Vec<Hit>> {
+        Ok(self.run(query, k, method, QueryOptions::default())?.hits)
+    }
+
+    /// [`Index::search`] with per-query options (prefix matching of the last word).
+    ///
+    /// # Errors
+    /// As [`Index::search`].
+    pub fn search_with(&self, query: &str, k: usize, method: Method, options: QueryOptions) -> Result<Vec<Hit>> {
+        Ok(self.run(query, k, method, options)?.hits)
+    }
+
+    /// The query path (the module docs): [`QueryContext`] → first stage → CAGE rerank for the
+    /// CAGE methods → [`rank`] → a [`SearchResult`] with its [`Trace`]. Hits as
+    /// [`Index::search_with`].
+    ///
+    /// # Errors
+    /// As [`Index::search`]; for a CAGE method also [`Error::Model`] when graph embeddings are
+    /// not stored for every passage ([`Index::compute_cage_z`]).
+    pub fn run(&self, query: &str, k: usize, method: Method, options: QueryOptions) -> Result<SearchResult> {
+        let ctx = QueryContext::new(self, query, options);
+        let mut trace = Trace::default();
+        // (BM25 returns nothing by itself then; a graph method's own gate keeps the retrieval
+        // that says why, for an explanation.)
+        let gated = method != Method::Bm25 && !method.ranks_by_meaning_alone() && method.graph_method().is_none();
+        let hits = if gated && ctx.nothing_matches(options.prefix) {
+            Vec::new()
+        } else if method.cage_first_stage().is_some() {
+            self.cage_stage(&ctx, k, method, &mut trace)?
+        } else {
+            self.first_stage(&ctx, k, method, &mut trace)?
+        };
+        let (query, groups) = ctx.into_parts();
+        trace.groups = groups;
+        Ok(SearchResult { method, query, hits, trace })
+    }
+
+    /// A first stage: `method`'s own top `k` (BM25, dense, hybrid or a graph method). Graph
+    /// methods leave their retrieval in `trace`.
+    fn first_stage(&self, ctx: &QueryContext<'_>, k: usize, method: Method, trace: &mut Trace) -> Result<Vec<Hit>> {
+        self.counts().first_stages.set(self.counts().first_stages.get() + 1);
+        if let Some(gm) = method.graph_method() {
+            let (hits, retrieval) = self.graph_stage(ctx, k, method, gm)?;
+            trace.retrieval = Some(retrieval);
+            return Ok(hits);
+        }
+        let prefix = ctx.options().prefix;
+        Ok(match method {
+            Method::Bm25 => rank_f32(self.bm25.score_groups(ctx.groups(prefix)), k, &self.corpus),
+            Method::Dense | Method::DenseMinilm => rank_f32(self.dense_scores(ctx, method)?, k, &self.corpus),
+            Method::Hybrid => {
+                let depth = k.max(RRF_DEPTH);
+                let lexical = rank_f32(self.bm25.score_groups(ctx.groups(prefix)), depth, &self.corpus);
+                let dense = rank_f32(self.dense_scores(ctx, method)?, depth, &self.corpus);
+                rank_f32(reciprocal_rank_fusion(&[&lexical, &dense], RRF_K), k, &self.corpus)
+            }
+            _ => {
+                return Err(Error::UnknownMethod {
+                    name: method.name().to_string(),
+                    known: "bm25, dense, dense-minilm, hybrid, hipporag, catrag".into(),
+                })
+            }
+        })
+    }
+
+    /// Cosine of the query with every passage under `method`'s embedder; empty when no vector
+    /// is stored or the query embeds to the zero vector (no known token: nothing matches).
+    fn dense_scores(&self, ctx: &QueryContext<'_>, method: Method) -> Result<Vec<(u32, f32)>> {
+        let field = self.field(method)?;
+        if field.vectors().is_empty() {
+            return Ok(Vec::new());
+        }
+        let q = ctx.vector(field, method.embedder().unwrap_or(EmbedderSlot::Static))?;
+        if crate::embed::is_zero(&q) {
+            return Ok(Vec::new());
+        }
+        Ok(field.vectors().scores(&q)?.into_iter().enumerate().map(|(i, s)| (i as u32, s)).collect())
+    }
+
+    /// A CAGE method (METHOD.md §4): its first stage's top N ([`crate::cage::CageConfig::candidates`],
+    /// 20) once, each candidate's relevance, coherence over their stored graph embeddings (an
+    /// N × N cosine matrix; no encoder runs) fused with α, the top `k`.
+    fn cage_stage(&self, ctx: &QueryContext<'_>, k: usize, method: Method, trace: &mut Trace) -> Result<Vec<Hit>> {
+        let z = self.cage_ready()?;
+        let first = method.cage_first_stage().ok_or_else(|| Error::UnknownMethod {
+            name: method.name().to_string(),
+            known: "cage, bm25+cage, catrag+cage".into(),
+        })?;
+        let field = self.field(Method::Dense)?;
+        // The first stage as `search` ran it before CAGE had a path of its own: without prefix
+        // completion, behind the "nothing matches" gate of its own method.
+        let first_ctx;
+        let ctx = if ctx.options().prefix {
+            first_ctx = QueryContext::new(self, ctx.text(), QueryOptions::default());
+            &first_ctx
+        } else {
+            ctx
+        };
+        let gated = first != Method::Bm25 && !first.ranks_by_meaning_alone() && first.graph_method().is_none();
+        let candidates = if gated && ctx.nothing_matches(false) {
+            Vec::new()
+        } else {
+            self.first_stage(ctx, self.config.cage.candidates, first, trace)?
+        };
+        let relevance: Vec<f32> = match self.config.cage.relevance {
+            CageRelevance::Cosine => {
+                let q = ctx.vector(field, EmbedderSlot::Static)?;
+                candidates
+                    .iter()
+                    .map(|h| field.vectors().row(h.passage as usize).map_or(0.0, |v| crate::embed::dot(v, &q)))
+                    .collect()
+            }
+            CageRelevance::FirstStage => crate::cage::minmax(&candidates.iter().map(|h| h.score).collect::<Vec<f32>>()),
+        };
+        let rows: Vec<usize> = candidates.iter().map(|h| h.passage as usize).collect();
+        let cos = z.cosines(&rows)?;
+        let reranked = crate::cage::rerank_cosines(&relevance, &cos, self.config.cage.alpha, self.config.cage.anchors)?;
+        let mut hits = Vec::with_capacity(k.min(reranked.len()));
+        for r in reranked.into_iter().take(k) {
+            hits.push(Hit { passage: candidates[r.candidate].passage, score: r.score });
+            trace.reranked.push(r);
+        }
+        trace.candidates = candidates;
+        Ok(hits)
+    }
+
+    /// A graph method's search with everything the graph step computed (METHOD.md §2–3;
+    /// [`crate::catrag::Retriever::retrieve`]): the query is embedded once with the static
+    /// embedder for the dense passage weights (and with the graph's embedder for the facts, if
+    /// that is another one), its mentions are found by the text pipeline's query NER (CatRAG with
+    /// anchoring on), and every passage is ranked by its PPR mass, ties by passage id. Duplicate
+    /// passages share one graph node and its score.
+    ///
+    /// # Errors
+    /// [`Error::UnknownMethod`] for a method that is not a graph method (`catrag+cage` walks
+    /// the graph only as its first stage: search it with [`Index::run`]);
+    /// [`Error::MissingEmbedder`] without the static embedder's passage vectors;
+    /// [`Error::MissingGraph`] before [`Index::build_graph`]; the embedder's errors.
+    pub fn search_graph(&self, query: &str, k: usize, method: Method) -> Result<GraphSearch> {
+        let gm = method.graph_method().filter(|_| method.cage_first_stage().is_none()).ok_or_else(|| {
+            Error::UnknownMethod { name: method.name().to_string(), known: "hipporag, catrag".into() }
+        })?;
+        let ctx = QueryContext::new(self, query, QueryOptions::default());
+        self.counts().first_stages.set(self.counts().first_stages.get() + 1);
+        let (hits, retrieval) = self.graph_stage(&ctx, k, method, gm)?;
+        Ok(GraphSearch { hits, retrieval })
+    }
+
+    /// The graph step of [`Index::search_graph`] over a built [`QueryContext`].
+    fn graph_stage(
+        &self,
+        ctx: &QueryContext<'_>,
+        k: usize,
+        method: Method,
+        gm: GraphMethod,
+    ) -> Result<(Vec<Hit>, Retrieval)> {
+        let field = self.field(method)?;
+        let kg = self.graph.as_ref().ok_or(Error::MissingGraph { method: method.name().to_string() })?;
+        self.counts().graph_searches.set(self.counts().graph_searches.get() + 1);
+        let query = ctx.text();
+        // A retrieval that walked nothing: no seed, no tiering call, no PPR.
+        let unwalked = |fallback: Option<Fallback>, warning: &str, scores: &[f32]| Retrieval {
+            method: gm,
+            ablations: Vec::new(),
+            facts: Vec::new(),
+            seeds: Vec::new(),
+            anchors: Vec::new(),
+            overlay: Vec::new(),
+            tierer: None,
+            tier_failures: 0,
+            ppr: None,
+            floored: false,
+            fallback,
+            warnings: vec![warning.to_string()],
+            passage_scores: kg
+                .graph
+                .passage_nodes()
+                .iter()
+                .map(|&n| {
+                    let best = kg
+                        .graph
+                        .passage_indices(n)
+                        .iter()
+                        .filter_map(|&i| scores.get(i as usize))
+                        .fold(f64::NEG_INFINITY, |m, &x| m.max(f64::from(x)));
+                    if best.is_finite() {
+                        best
+                    } else {
+                        0.0
+                    }
+                })
+                .collect(),
+            node_scores: Vec::new(),
+            teleport: Vec::new(),
+        };
+        if ctx.nothing_matches(false) {
+            return Ok((Vec::new(), unwalked(None, NOTHING_MATCHES, &[])));
+        }
+        let (passage_scores, query_is_zero) = self.dense_passage_prior(ctx, field)?;
+        // The graph's facts and the query NER are English (rule OpenIE skips passages that do
+        // not look English): a query in another script has no seed to walk from, only noise
+        // near the top of the fact ranking. HippoRAG 2's answer to a query without seeds is
+        // the dense ranking; so it is here, said in the fallback and a warning. Accents are
+        // folded first, so "Pál Erdős" is judged English by its letters; a query without
+        // letters ("1994") is left to the graph.
+        let language = kg.pipeline.analyze("", &fold_diacritics(query)).language;
+        if language.letter_words > 0 && !language.english {
+            let hits = if query_is_zero {
+                Vec::new()
+            } else {
+                let scored = passage_scores.iter().enumerate().map(|(i, &s)| (i as u32, s)).collect();
+                rank_f32(scored, k, &self.corpus)
+            };
+            let retrieval = unwalked(Some(Fallback::NoSeeds), NOT_ENGLISH, &passage_scores);
+            return Ok((hits, retrieval));
+        }
+        let inputs = self.catrag_inputs(ctx, kg, field, gm)?;
+        let cfg = &self.config.catrag;
+        let bridges = cfg.bridge_weight > 0.0 && !cfg.no_bridge;
+        let input = QueryInput {
+            query,
+            query_vector: &inputs.graph_vector,
+            passage_scores: &passage_scores,
+            lexical_scores: &inputs.lexical_scores,
+            titles: bridges.then(|| {
+                kg.titles.get_or_init(|| {
+                    crate::catrag::bridge::TitleIndex::build(&kg.graph, |i| {
+                        self.corpus.get(i).map(|p| p.title.as_str())
+                    })
+                })
+            }),
+            mentions: &inputs.mentions,
+        };
+        let fallback_tierer = EmbeddingSimilarityTierer { thresholds: cfg.similarity_tiers };
+        let tierer: &dyn EdgeTierer = kg.tierer.as_deref().unwrap_or(&fallback_tierer);
+        let retrieval = match kg.retriever.try_borrow_mut() {
+            Ok(mut r) => r.retrieve(&kg.graph, gm, &input, kg.embedder.as_ref(), tierer, cfg)?,
+            Err(_) => Retriever::new().retrieve(&kg.graph, gm, &input, kg.embedder.as_ref(), tierer, cfg)?,
+        };
+        // Passage node scores → corpus passages, ranked in f64, ties by passage id.
+        let graph = &kg.graph;
+        let mut scored: Vec<(u32, f64)> = Vec::with_capacity(self.corpus.len());
+        for (&node, &s) in graph.passage_nodes().iter().zip(&retrieval.passage_scores) {
+            for &i in graph.passage_indices(node) {
+                scored.push((i, if s.is_finite() { s } else { f64::NEG_INFINITY }));
+            }
+        }
+        // No seed and a query the embedder knows no token of: the dense fallback's scores are
+        // all 0, so nothing matches (as for the dense methods).
+        let hits = if retrieval.fallback.is_some() && query_is_zero {
+            Vec::new()
+        } else {
+            rank(scored, k, &self.corpus)
+        };
+        Ok((hits, retrieval))
+    }
+
+    /// The graph search's dense passage prior: cos(query, passage) for every corpus passage with
+    /// the static embedder (HippoRAG 2's dense passage weights), and whether the query embeds
+    /// to the zero vector.
+    fn dense_passage_prior(&self, ctx: &QueryContext<'_>, field: &DenseField) -> Result<(Vec<f32>, bool)> {
+        let q = ctx.vector(field, EmbedderSlot::Static)?;
+        let scores = if field.vectors().is_empty() { Vec::new() } else { field.vectors().scores(&q)? };
+        Ok((scores, crate::embed::is_zero(&q)))
+    }
+
+    /// The graph search's other inputs ([`CatragInputs`]): the query vector under the graph's
+    /// embedder (the static query vector again when it is the same embedder), the mentions for
+    /// symbolic anchoring (an attached recognizer's, else the rule-based query NER; typo-corrected
+    /// against the entity names) and BM25's lexical passage prior (when the lexical prior or title
+    /// bridges are on).
+    fn catrag_inputs(
+        &self,
+        ctx: &QueryContext<'_>,
+        kg: &KnowledgeGraph,
+        field: &DenseField,
+        gm: GraphMethod,
+    ) -> Result<CatragInputs> {
+        let query = ctx.text();
+        let graph_vector = if Rc::ptr_eq(field.embedder(), &kg.embedder) {
+            ctx.vector(field, EmbedderSlot::Static)?.into_owned()
+        } else {
+            kg.embedder.embed(query)?
+        };
+        let cfg = &self.config.catrag;
+        let mentions = if gm == GraphMethod::CatRag && !cfg.no_anchor {
+            match kg.recognizer.as_ref().map(|r| r.entities(query)) {
+                Some(Ok(names)) if !names.is_empty() => llm_mentions(query, &names),
+                // No recognizer, or it failed / found nothing: the rule-based query NER.
+                _ => kg.pipeline.query_entities(query),
+            }
+        } else {
+            Vec::new()
+        };
+        let mentions = self.correct_mentions(kg, mentions);
+        let bridges = cfg.bridge_weight > 0.0 && !cfg.no_bridge;
+        let lexical_scores = if (cfg.lexical_passage_weight > 0.0 && !cfg.no_lexical) || bridges {
+            let mut v = vec![0f32; self.corpus.len()];
+            for (d, s) in self.bm25.score_groups(ctx.groups(false)) {
+                if let Some(x) = v.get_mut(d as usize) {
+                    *x = s;
+                }
+            }
+            v
+        } else {
+            Vec::new()
+        };
+        Ok(CatragInputs { graph_vector, mentions, lexical_scores })
+    }
+
+    /// Typo tolerance for anchoring ([`fuzzy::EntityLookup`]): a name mention that matches no
+    /// entity exactly is rewritten to the display name of the one entity nearest to it within
+    /// BM25's typo budget, so that anchoring finds it exactly; others are left as they are.
+    /// Nothing changes when [`crate::index::Bm25Config::typos`] is off.
+    fn correct_mentions(&self, kg: &KnowledgeGraph, mut mentions: Vec<Mention>) -> Vec<Mention> {
+        if !self.config.bm25.typos {
+            return mentions;
+        }
+        for m in &mut mentions {
+            if matches!(m.kind, EntityKind::Date | EntityKind::Number) || kg.graph.entity_id(&m.text).is_some() {
+                continue;
+            }
+            let lookup = kg.entity_lookup.get_or_init(|| fuzzy::EntityLookup::new(&kg.graph));
+            if let Some((node, _)) = lookup.nearest(&m.text, &self.config.bm25) {
+                if let Some(crate::graph::NodeRef::Entity { name, .. }) = kg.graph.node(node) {
+                    m.text = name.to_string();
+                }
+            }
+        }
+        mentions
+    }
+
+    /// A graph method's search explained: [`Index::run`] once, then [`Index::explain_result`].
+    ///
+    /// # Errors
+    /// As [`Index::search_graph`].
+    pub fn explain(&self, query: &str, k: usize, method: Method, config: &ExplainConfig) -> Result<SearchExplanation> {
+        if method.graph_method().is_none() || method.cage_first_stage().is_some() {
+            return Err(Error::UnknownMethod { name: method.name().to_string(), known: "hipporag, catrag".into() });
+        }
+        let found = self.run(query, k, method, QueryOptions::default())?;
+        self.explain_result(&found, config)
+    }
+
+    /// Why the hits of a graph method's `result` rank where they do ([`crate::catrag::explain()`]):
+    /// per hit its seeds, its entities by PPR mass and the best paths from a seed to it, with
+    /// each arc's type, weight and multiplier; plus the entities with the most mass overall.
+    /// Reads the result's trace; runs no search.
+    ///
+    /// # Errors
+    /// [`Error::UnknownMethod`] when `result` is not a graph method's (`hipporag`, `catrag`);
+    /// [`Error::MissingGraph`] when the graph is gone.
+    pub fn explain_result(&self, result: &SearchResult, config: &ExplainConfig) -> Result<SearchExplanation> {
+        let method = result.method;
+        let retrieval = result
+            .trace
+            .retrieval
+            .as_ref()
+            .filter(|_| method.cage_first_stage().is_none())
+            .ok_or_else(|| Error::UnknownMethod { name: method.name().to_string(), known: "hipporag, catrag".into() })?;
+        let kg = self.graph.as_ref().ok_or(Error::MissingGraph { method: method.name().to_string() })?;
+        let graph = &kg.graph;
+        let damping = self.config.catrag.ppr.damping;
+        let mut passages = Vec::with_capacity(result.hits.len());
+        for h in &result.hits {
+            if let Some(node) = graph.passage_node(h.passage) {
+                passages.push(explain(graph, retrieval, node, damping, config)?);
+            }
+        }
+        Ok(SearchExplanation {
+            method,
+            tierer: retrieval.tierer.clone(),
+            hits: result.hits.clone(),
+            top_entities: top_entities(graph, retrieval, config.top_entities),
+            retrieval: retrieval.clone(),
+            passages,
+        })
+    }
+
+    /// A CAGE method's search (METHOD.md §4; [`Index::run`]): the first stage's top N once,
+    /// coherence over the candidates' stored graph embeddings (an N × N cosine matrix; no encoder
+    /// runs) and fusion. Returns the top `k` hits (score = fused score) with their [`Reranked`]
+    /// details.
+    ///
+    /// # Errors
+    /// [`Error::UnknownMethod`] for a method that is not a CAGE method; [`Error::Model`] when the
+    /// graph embeddings are not stored for every passage under the configuration
+    /// ([`Index::compute_cage_z`]); the first stage's errors.
+    pub fn search_cage(&self, query: &str, k: usize, method: Method) -> Result<Vec<(Hit, Reranked)>> {
+        if method.cage_first_stage().is_none() {
+            return Err(Error::UnknownMethod { name: method.name().to_string(), known: "cage, bm25+cage, catrag+cage".into() });
+        }
+        let found = self.run(query, k, method, QueryOptions::default())?;
+        Ok(found.hits.into_iter().zip(found.trace.reranked).collect())
+    }
+
+    /// The distinct index terms of `query`, for [`Index::highlights`] (analyse a query once, then
+    /// highlight as many passages as needed). A [`SearchResult`] carries them already
+    /// ([`Trace::terms`]).
+    pub fn query_terms(&self, query: &str) -> HashSet<String> {
+        self.query_terms_with(query, QueryOptions::default())
+    }
+
+    /// [`Index::query_terms`] plus every index term the query matches under BM25's typo
+    /// tolerance and, with `options.prefix`, the completions of its last word.
+    pub fn query_terms_with(&self, query: &str, options: QueryOptions) -> HashSet<String> {
+        QueryContext::new(self, query, options).terms()
+    }
+
+    /// The index terms of a result's query and of the expansion its search ran (as
+    /// [`Index::query_terms_with`] with the search's options, without expanding again).
+    pub fn result_terms(&self, result: &SearchResult) -> HashSet<String> {
+        self.terms_of(&result.query, &result.trace.groups)
+    }
+
+    /// The analysed terms of `query` (NFC) plus every index term a group of `groups` reaches.
+    fn terms_of(&self, query: &str, groups: &[TermGroup]) -> HashSet<String> {
+        let mut terms: HashSet<String> = self.analyzer.terms(query).into_iter().collect();
+        for g in groups {
+            terms.extend(g.variants.iter().filter_map(|&(t, _)| self.bm25.term(t)).map(str::to_string));
+        }
+        terms
+    }
+
+    /// Byte ranges of `text` whose index term is one of `terms` (from [`Index::query_terms`] or
+    /// [`Trace::terms`]), in order, for highlighting.
+    pub fn highlights(&self, terms: &HashSet<String>, text: &str) -> Vec<(usize, usize)> {
+        let mut out = Vec::new();
+        if terms.is_empty() {
+            return out;
+        }
+        self.analyzer.for_each_token(text, |term, s, e| {
+            if terms.contains(term) {
+                out.push((s, e));
+            }
+        });
+        out
+    }
+
+    fn counts(&self) -> &crate::index::RunCounts {
+        self.run_counts()
+    }
+}
+
+/// Mentions from a recognizer's entity names: each located in `query` (case-insensitively) for
+/// its byte span, else the span `(0, 0)`; all of kind `Name` except a 4-digit year (`Date`).
+/// Duplicates and names empty after trimming are dropped.
+fn llm_mentions(query: &str, names: &[String]) -> Vec<Mention> {
+    let mut out: Vec<Mention> = Vec::new();
+    for n in names {
+        let text = n.trim();
+        if text.is_empty() || out.iter().any(|m| m.text.eq_ignore_ascii_case(text)) {
+            continue;
+        }
+        let (start, end) = crate::llm::parse::find_ci(query, text).unwrap_or((0, 0));
+        let kind = if text.len() == 4 && text.bytes().all(|b| b.is_ascii_digit()) {
+            EntityKind::Date
+        } else {
+            EntityKind::Name
+        };
+        out.push(Mention { start, end, text: text.to_string(), kind });
+    }
+    out
+}
+
+#[cfg(test)]
+mod graph_tests;
