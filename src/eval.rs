@@ -28,7 +28,8 @@ use crate::corpus::{parse_jsonl_bytes, Corpus};
 use crate::embed::{Embedder, VectorMatrix};
 use crate::error::{Error, Result};
 use crate::extract::Triple;
-use crate::index::{EmbedderSlot, GraphBuildReport, Index, IndexConfig, Method};
+use crate::engine::{Engine, Prebuilt};
+use crate::index::{EmbedderSlot, GraphBuildReport, Index, IndexConfig, Method, QueryOptions};
 use crate::text::Pipeline;
 
 /// One multi-hop question with its gold supporting passages and its passage pool.
@@ -688,28 +689,25 @@ pub fn evaluate_sweep(
         index_ms += t.elapsed().as_secs_f64() * 1e3;
         cage_z = Some((key, dim, all));
     }
+    // Each index (the corpus's, or one per question's pool) is assembled by the engine from the
+    // parts computed once above: pool passage j is corpus passage rows[j].
     let build = |corpus: Corpus, rows: &[u32], index_ms: &mut f64| -> Result<Index> {
         let t = Instant::now();
-        let mut index = Index::build(corpus, config)?;
+        let mut parts = Prebuilt::default();
         if let (Some((slot, e)), Some(v)) = (&embedder, &vectors) {
             let mut m = VectorMatrix::new(v.dim());
             for &r in rows {
                 m.extend(v.row(r as usize).unwrap_or_default())?;
             }
-            index.attach_vectors(*slot, e.clone(), m)?;
-            if let Some(c) = &embedders.cage {
-                index.attach_cage(c.clone());
-            }
+            parts.vectors = Some((*slot, e.clone(), m));
             if let Some((key, dim, z)) = &cage_z {
                 let mut mine = Vec::with_capacity(rows.len() * dim);
                 for &r in rows {
                     mine.extend_from_slice(z.get(r as usize * dim..(r as usize + 1) * dim).unwrap_or_default());
                 }
-                let positions: Vec<usize> = (0..rows.len()).collect();
-                index.store_cage_z(*key, &positions, &mine, *dim)?;
+                parts.cage_z = Some((*key, *dim, mine));
             }
             if graph_method {
-                // Pool passage j is corpus passage rows[j].
                 let mut triples = Vec::new();
                 for (j, &r) in rows.iter().enumerate() {
                     let rule = triples_of.get(r as usize).map(Vec::as_slice).unwrap_or(&[]);
@@ -729,13 +727,17 @@ pub fn evaluate_sweep(
                     }
                 }
                 let stats = if rows.len() == dataset.corpus.len() { extract_stats.clone() } else { None };
-                index.build_graph_from_triples(e.clone(), &triples, stats, &mut |_, _, _| {})?;
-                if let Some(make) = tierer_hook {
-                    index.set_edge_tierer(make())?;
-                }
-                if let Some(make) = recognizer_hook {
-                    index.set_entity_recognizer(make())?;
-                }
+                parts.triples = Some((triples, stats));
+            }
+        }
+        let cage = embedder.as_ref().and(embedders.cage.clone());
+        let mut index = Engine::build_from_parts(corpus, config, cage, parts)?.into_index()?;
+        if graph_method && embedder.is_some() {
+            if let Some(make) = tierer_hook {
+                index.set_edge_tierer(make())?;
+            }
+            if let Some(make) = recognizer_hook {
+                index.set_entity_recognizer(make())?;
             }
         }
         *index_ms += t.elapsed().as_secs_f64() * 1e3;
@@ -785,19 +787,15 @@ pub fn evaluate_sweep(
             }
         };
         let t = Instant::now();
-        let hits = if graph_method && method.cage_first_stage().is_none() {
-            let found = index.search_graph(&q.question, depth, method)?;
-            query_ms += t.elapsed().as_secs_f64() * 1e3;
-            diag.add(index, &q.question, &found.retrieval)?;
+        let found = index.run(&q.question, depth, method, QueryOptions::default())?;
+        query_ms += t.elapsed().as_secs_f64() * 1e3;
+        if let (true, None, Some(retrieval)) = (graph_method, method.cage_first_stage(), &found.trace.retrieval) {
+            diag.add(index, &q.question, retrieval)?;
             if graph_report.is_none() || setting == Setting::Pool {
                 graph_report = index.knowledge_graph().map(|g| g.report().clone());
             }
-            found.hits
-        } else {
-            let hits = index.search(&q.question, depth, method)?;
-            query_ms += t.elapsed().as_secs_f64() * 1e3;
-            hits
-        };
+        }
+        let hits = found.hits;
         let ranked: Vec<&str> =
             hits.iter().filter_map(|h| index.corpus().get(h.passage).map(|p| p.id.as_str())).collect();
         if let Some(answer) = hooks.answerer.as_mut() {

@@ -19,7 +19,7 @@ use crate::corpus::{parse_jsonl, split_document, Passage};
 use std::rc::Rc;
 
 use crate::catrag::ExplainConfig;
-use crate::embed::{l2_normalize, Embedder, StaticEmbedder, VectorMatrix};
+use crate::embed::{Embedder, StaticEmbedder, VectorMatrix};
 use crate::engine::Phase;
 use crate::index::{EmbedderSlot, Index, IndexConfig, Method};
 
@@ -579,17 +579,17 @@ impl Engine {
 
     /// The query path's stage counters since the last build or reset: `[firstStages,
     /// graphSearches]` (a test hook for "work is done once per query"); `[0, 0]` unbuilt.
-    /// `reset` sets them back to 0 first.
+    /// With `reset` they go back to 0 after being read.
     #[doc(hidden)]
     #[wasm_bindgen(js_name = __runCounts)]
     pub fn run_counts(&self, reset: bool) -> Vec<u32> {
         let Some(c) = self.inner.run_counts() else {
             return vec![0, 0];
         };
+        let (first, graph) = c.get();
         if reset {
             c.reset();
         }
-        let (first, graph) = c.get();
         vec![first, graph]
     }
 }
@@ -629,18 +629,8 @@ impl Embedder for JsEmbedder {
                 .map_err(|e| model_err(format!("embedQuery threw: {}", js_message(&e))))?;
             let v: js_sys::Float32Array =
                 v.dyn_into().map_err(|_| model_err("embedQuery must return a Float32Array".into()))?;
-            let mut row = v.to_vec();
-            if row.len() != self.dims {
-                return Err(model_err(format!(
-                    "embedQuery returned {} values, expected {}",
-                    row.len(),
-                    self.dims
-                )));
-            }
-            if row.iter().any(|x| !x.is_finite()) {
-                return Err(model_err("embedQuery returned a value that is not a finite number".into()));
-            }
-            l2_normalize(&mut row);
+            let row = crate::search::unit_query_vector(v.to_vec(), self.dims)
+                .map_err(|why| model_err(format!("embedQuery returned {why}")))?;
             out.extend_from_slice(&row);
             progress(i + 1, texts.len());
         }

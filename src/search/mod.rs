@@ -119,13 +119,11 @@ impl<'i> QueryContext<'i> {
         self.index.terms_of(&self.text, self.groups(self.options.prefix))
     }
 
-    /// The context's text and its term groups under its own prefix option (expanded now if no
-    /// step needed them), to keep in a [`Trace`].
-    fn into_parts(self) -> (String, Vec<TermGroup>) {
-        let prefix = self.options.prefix;
-        self.groups(prefix);
-        let cell = if prefix { self.prefixed } else { self.exact };
-        (self.text, cell.into_inner().unwrap_or_default())
+    /// The context's text and its term groups under its own prefix option if a step expanded
+    /// them (a dense method's search expands nothing), to keep in a [`Trace`].
+    fn into_parts(self) -> (String, Option<Vec<TermGroup>>) {
+        let cell = if self.options.prefix { self.prefixed } else { self.exact };
+        (self.text, cell.into_inner())
     }
 }
 
@@ -143,8 +141,11 @@ pub struct Trace {
     /// `candidates`); empty for the other methods.
     pub reranked: Vec<Reranked>,
     /// BM25's term groups of the query (typo expansion, and prefix completion when asked): the
-    /// expansion the search ran, kept for highlighting ([`Index::result_terms`]).
-    pub groups: Vec<TermGroup>,
+    /// expansion the search ran, kept for highlighting ([`Index::result_terms`]); `None` when
+    /// the search needed none (the dense methods).
+    pub groups: Option<Vec<TermGroup>>,
+    /// Whether the groups include prefix completions of the last word.
+    pub prefix: bool,
 }
 
 /// One query's result: the ranked hits and the [`Trace`] of how they were found.
@@ -210,6 +211,24 @@ pub fn rank(mut scored: Vec<(u32, f64)>, k: usize, corpus: &Corpus) -> Vec<Hit> 
     }
     scored.sort_unstable_by(cmp);
     scored.into_iter().map(|(passage, score)| Hit { passage, score: score as f32 }).collect()
+}
+
+/// A query vector made outside Cairn (an embedder that runs in JavaScript) made fit for cosine
+/// scoring against unit passage vectors: `dims` finite values, L2-normalised (the zero vector
+/// stays zero: no known token, nothing matches).
+///
+/// # Errors
+/// What is wrong, as a phrase to follow "returned": `"3 values, expected 384"` or `"a value that
+/// is not a finite number"`.
+pub fn unit_query_vector(mut row: Vec<f32>, dims: usize) -> std::result::Result<Vec<f32>, String> {
+    if row.len() != dims {
+        return Err(format!("{} values, expected {dims}", row.len()));
+    }
+    if row.iter().any(|x| !x.is_finite()) {
+        return Err("a value that is not a finite number".into());
+    }
+    crate::embed::l2_normalize(&mut row);
+    Ok(row)
 }
 
 /// [`rank`] for `f32` scores.
@@ -286,6 +305,7 @@ impl Index {
         } else {
             self.first_stage(&ctx, k, method, &mut trace)?
         };
+        trace.prefix = options.prefix;
         let (query, groups) = ctx.into_parts();
         trace.groups = groups;
         Ok(SearchResult { method, query, hits, trace })
@@ -666,7 +686,10 @@ impl Index {
     /// The index terms of a result's query and of the expansion its search ran (as
     /// [`Index::query_terms_with`] with the search's options, without expanding again).
     pub fn result_terms(&self, result: &SearchResult) -> HashSet<String> {
-        self.terms_of(&result.query, &result.trace.groups)
+        match &result.trace.groups {
+            Some(groups) => self.terms_of(&result.query, groups),
+            None => self.terms_of(&result.query, &self.bm25.expand(&self.analyzer, &result.query, result.trace.prefix)),
+        }
     }
 
     /// The analysed terms of `query` (NFC) plus every index term a group of `groups` reaches.
@@ -721,3 +744,32 @@ fn llm_mentions(query: &str, names: &[String]) -> Vec<Mention> {
 
 #[cfg(test)]
 mod graph_tests;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn outside_query_vectors_are_checked_and_normalised() {
+        assert_eq!(unit_query_vector(vec![3.0, 4.0], 2).unwrap(), vec![0.6, 0.8]);
+        assert_eq!(unit_query_vector(vec![0.0, 0.0], 2).unwrap(), vec![0.0, 0.0]);
+        assert_eq!(unit_query_vector(vec![1.0], 2).unwrap_err(), "1 values, expected 2");
+        assert_eq!(unit_query_vector(vec![1.0, f32::NAN], 2).unwrap_err(), "a value that is not a finite number");
+    }
+
+    #[test]
+    fn one_ranking_breaks_ties_by_passage_id() {
+        let mut c = Corpus::new();
+        for id in ["p3", "p1", "p2", "p0"] {
+            c.add(crate::corpus::Passage { id: id.into(), title: String::new(), text: "x".into() }).unwrap();
+        }
+        // Positions 0..4 hold ids p3, p1, p2, p0; scores 0.5, 0.9, 0.5, 0.5.
+        let scored = vec![(0, 0.5), (1, 0.9), (2, 0.5), (3, 0.5)];
+        let ids = |hits: Vec<Hit>| hits.iter().map(|h| c.get(h.passage).unwrap().id.clone()).collect::<Vec<_>>();
+        assert_eq!(ids(rank(scored.clone(), 4, &c)), ["p1", "p0", "p2", "p3"]);
+        assert_eq!(ids(rank(scored.clone(), 2, &c)), ["p1", "p0"]);
+        assert!(rank(scored, 0, &c).is_empty());
+        let f32s = vec![(0, 0.5f32), (1, 0.9), (2, 0.5), (3, 0.5)];
+        assert_eq!(ids(rank_f32(f32s, 3, &c)), ["p1", "p0", "p2"]);
+    }
+}
