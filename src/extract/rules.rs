@@ -2139,7 +2139,7 @@ const ADMIN_WORDS: &[&str] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Passage;
+    use crate::corpus::Passage;
 
     type T = (String, String, String);
 

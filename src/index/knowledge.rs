@@ -128,7 +128,7 @@ impl KnowledgeGraph {
     /// What the graph holds of corpus passage `index`, whose title and text are `passage`'s: the
     /// facts it states (subject and object by display name), the entities it contains, and
     /// whether its text looked English to the pipeline (no triples are extracted otherwise).
-    pub fn passage_facts(&self, index: u32, passage: &crate::Passage) -> PassageFacts {
+    pub fn passage_facts(&self, index: u32, passage: &crate::corpus::Passage) -> PassageFacts {
         let graph = &self.graph;
         let name = |n: u32| match graph.node(n) {
             Some(crate::graph::NodeRef::Entity { name, .. }) => name.to_string(),
