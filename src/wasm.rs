@@ -418,7 +418,7 @@ impl Engine {
     /// `search` and, for a graph method (`hipporag`, `catrag`), `explain` of that same search in
     /// one call: `{hits, explanation}` (`explanation` null for the other methods). The graph
     /// search runs once. Options as `search`.
-    #[wasm_bindgen(js_name = searchExplained)]
+    #[wasm_bindgen(js_name = searchExplained, unchecked_return_type = "{ hits: SearchHit[]; explanation: SearchExplanation | null }")]
     pub fn search_explained(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
         let (k, method, query_options) = search_options_with_query(options)?;
         let found = self.inner.search(query, k, method, query_options).map_err(js_err)?;
