@@ -258,6 +258,25 @@ pub struct IndexStats {
     pub index_bytes: usize,
 }
 
+/// A graph search stopped before its edge tiers and PPR ([`Index::prepare_graph`]).
+#[derive(Debug, Clone)]
+pub struct PreparedGraphSearch {
+    /// Seeds, boost, pruning and the batches to tier.
+    pub query: crate::catrag::PreparedQuery,
+    k: usize,
+    query_is_zero: bool,
+}
+
+/// What [`Index::prepare_graph`] gives: a search that walked nothing and is complete, or one
+/// waiting for its tiers.
+#[derive(Debug, Clone)]
+pub enum GraphStep {
+    /// Nothing to walk (nothing matches, not English): the result.
+    Done(GraphSearch),
+    /// Waiting for [`Index::finish_graph`].
+    Prepared(PreparedGraphSearch),
+}
+
 /// A graph query's ranked passages and everything the graph step computed
 /// ([`Index::search_graph`]).
 #[derive(Debug, Clone)]
@@ -757,6 +776,28 @@ impl Index {
     /// [`Error::MissingEmbedder`] without the static embedder's passage vectors;
     /// [`Error::MissingGraph`] before [`Index::build_graph`]; the embedder's errors.
     pub fn search_graph(&self, query: &str, k: usize, method: Method) -> Result<GraphSearch> {
+        let prepared = match self.prepare_graph(query, k, method)? {
+            GraphStep::Done(found) => return Ok(found),
+            GraphStep::Prepared(p) => p,
+        };
+        let kg = self.graph.as_ref().ok_or(Error::MissingGraph { method: method.name().to_string() })?;
+        let fallback_tierer = EmbeddingSimilarityTierer { thresholds: self.config.catrag.similarity_tiers };
+        let tierer: &dyn EdgeTierer = kg.tierer.as_deref().unwrap_or(&fallback_tierer);
+        let requests = prepared.query.tier_requests(&kg.graph);
+        let answered: Vec<Option<Vec<crate::catrag::Tier>>> =
+            if requests.is_empty() { Vec::new() } else { tierer.tier_all(&requests).into_iter().map(Result::ok).collect() };
+        drop(requests);
+        self.finish_graph(prepared, tierer.name(), answered)
+    }
+
+    /// [`Index::search_graph`] up to the edge tiers: the query context, seeds, boost and
+    /// pruning ([`Retriever::prepare`]), no PPR. A query that walks nothing (nothing matches, not
+    /// English) is already [`GraphStep::Done`]. The page asks the endpoint for the tiers of
+    /// [`PreparedGraphSearch::query`]'s batches in between, then calls [`Index::finish_graph`].
+    ///
+    /// # Errors
+    /// As [`Index::search_graph`].
+    pub fn prepare_graph(&self, query: &str, k: usize, method: Method) -> Result<GraphStep> {
         // `catrag+cage` walks the graph only as its first stage: search it with `search`.
         let gm = method.graph_method().filter(|_| method.cage_first_stage().is_none()).ok_or_else(|| Error::UnknownMethod {
             name: method.name().to_string(),
@@ -795,7 +836,7 @@ impl Index {
             teleport: Vec::new(),
         };
         if self.nothing_matches(query) {
-            return Ok(GraphSearch { hits: Vec::new(), retrieval: unwalked(None, NOTHING_MATCHES, &[]) });
+            return Ok(GraphStep::Done(GraphSearch { hits: Vec::new(), retrieval: unwalked(None, NOTHING_MATCHES, &[]) }));
         }
         let q = field.embedder().embed(query)?;
         let query_is_zero = crate::embed::is_zero(&q);
@@ -816,7 +857,7 @@ impl Index {
                 top_k(scored, k, &self.corpus)
             };
             let retrieval = unwalked(Some(Fallback::NoSeeds), NOT_ENGLISH, &passage_scores);
-            return Ok(GraphSearch { hits, retrieval });
+            return Ok(GraphStep::Done(GraphSearch { hits, retrieval }));
         }
         let graph_q =
             if Rc::ptr_eq(field.embedder(), &kg.embedder) { q } else { kg.embedder.embed(query)? };
@@ -858,11 +899,27 @@ impl Index {
             }),
             mentions: &mentions,
         };
-        let fallback_tierer = EmbeddingSimilarityTierer { thresholds: cfg.similarity_tiers };
-        let tierer: &dyn EdgeTierer = kg.tierer.as_deref().unwrap_or(&fallback_tierer);
+        let prepared = Retriever::prepare(&kg.graph, gm, &input, kg.embedder.as_ref(), cfg)?;
+        Ok(GraphStep::Prepared(PreparedGraphSearch { query: prepared, k, query_is_zero }))
+    }
+
+    /// The rest of [`Index::search_graph`] after [`Index::prepare_graph`]: the tiers of the
+    /// prepared batches (`tiers[i]` for batch i, `None`: Weak; named `tierer`), one PPR run
+    /// ([`Retriever::finish`]) and the ranking, ties by passage id.
+    ///
+    /// # Errors
+    /// [`Error::MissingGraph`] when the graph is gone; PPR's errors.
+    pub fn finish_graph(
+        &self,
+        prepared: PreparedGraphSearch,
+        tierer: &str,
+        tiers: Vec<Option<Vec<crate::catrag::Tier>>>,
+    ) -> Result<GraphSearch> {
+        let kg = self.graph.as_ref().ok_or(Error::MissingGraph { method: "catrag".to_string() })?;
+        let PreparedGraphSearch { query, k, query_is_zero } = prepared;
         let retrieval = match kg.retriever.try_borrow_mut() {
-            Ok(mut r) => r.retrieve(&kg.graph, gm, &input, kg.embedder.as_ref(), tierer, cfg)?,
-            Err(_) => Retriever::new().retrieve(&kg.graph, gm, &input, kg.embedder.as_ref(), tierer, cfg)?,
+            Ok(mut r) => r.finish(&kg.graph, query, tierer, tiers)?,
+            Err(_) => Retriever::new().finish(&kg.graph, query, tierer, tiers)?,
         };
         // Passage node scores → corpus passages, ranked in f64, ties by passage id.
         let graph = &kg.graph;
@@ -919,6 +976,15 @@ impl Index {
         config: &ExplainConfig,
     ) -> Result<SearchExplanation> {
         let found = self.search_graph(query, k, method)?;
+        self.explain_found(found, method, config)
+    }
+
+    /// The explanation of a graph search already run ([`Index::explain`] without searching
+    /// again): reads `found`'s retrieval trace.
+    ///
+    /// # Errors
+    /// [`Error::MissingGraph`]; [`crate::catrag::explain()`]'s errors.
+    pub fn explain_found(&self, found: GraphSearch, method: Method, config: &ExplainConfig) -> Result<SearchExplanation> {
         let kg = self.graph.as_ref().ok_or(Error::MissingGraph { method: method.name().to_string() })?;
         let graph = &kg.graph;
         let damping = self.config.catrag.ppr.damping;
