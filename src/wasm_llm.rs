@@ -328,7 +328,8 @@ impl Engine {
         if !plan.plan.batches.is_empty() && plan.plan.query != crate::text::fold::nfc(query).as_ref() {
             return Err(js_err("searchWithTiers: the plan was made for another query"));
         }
-        let step = plan.step.borrow_mut().take().ok_or_else(|| js_err("this LLM plan was already searched"))?;
+        let step =
+            plan.step.borrow_mut().take().ok_or_else(|| js_err("this LLM plan was already searched"))?;
         let found: GraphSearch = match step {
             GraphStep::Done(found) => found,
             GraphStep::Prepared(prepared) => {

@@ -46,7 +46,9 @@ impl Scripted {
             return Err(cairn::Error::Llm("HTTP 500 (scripted)".into()));
         }
         let user = request.messages.last().map(|m| m.content.as_str()).unwrap_or_default();
-        let content = if let Some(rest) = user.strip_prefix("Summarise in one short sentence what these facts say about ") {
+        let content = if let Some(rest) =
+            user.strip_prefix("Summarise in one short sentence what these facts say about ")
+        {
             let entity = rest.split(".\nFacts:").next().unwrap_or_default();
             format!("{entity} is summarised.\nA second line that is dropped.")
         } else {
@@ -217,10 +219,12 @@ fn the_memo_answers_a_repeated_query_without_calls() {
     let requests = prepared.query.tier_requests(index.graph().unwrap());
     let client = Scripted::new(2, None);
     let mut memo = TierMemo::default();
-    let mut first = run_blocking(TierSession::new(TierPlan::new(&requests), prepared.query.config(), &memo), &client);
+    let mut first =
+        run_blocking(TierSession::new(TierPlan::new(&requests), prepared.query.config(), &memo), &client);
     assert!(first.stats.calls > 0);
     memo.absorb(&mut first);
-    let second = run_blocking(TierSession::new(TierPlan::new(&requests), prepared.query.config(), &memo), &client);
+    let second =
+        run_blocking(TierSession::new(TierPlan::new(&requests), prepared.query.config(), &memo), &client);
     assert_eq!(second.stats.calls, 0);
     assert_eq!(second.tiers, first.tiers);
     assert_eq!(client.calls().len(), first.stats.calls);

@@ -69,11 +69,7 @@ impl EdgeTierer for LlmTierer {
         state.0.absorb(&mut outcome);
         state.1.add(&outcome.stats);
         let why = outcome.error.unwrap_or_else(|| "no answer".into());
-        outcome
-            .tiers
-            .into_iter()
-            .map(|t| t.ok_or_else(|| Error::Llm(why.clone())))
-            .collect()
+        outcome.tiers.into_iter().map(|t| t.ok_or_else(|| Error::Llm(why.clone()))).collect()
     }
 }
 

@@ -278,6 +278,8 @@ pub struct TierSession {
     next_batch: usize,
     summaries: HashMap<(String, Vec<String>), String>,
     pending: HashMap<usize, CallKind>,
+    /// Summary call id → its entry of `wanted`.
+    summary_of: HashMap<usize, usize>,
     next_id: usize,
     tiers: Vec<Option<Vec<Tier>>>,
     /// Batches answered from the memo (not asked).
@@ -332,6 +334,7 @@ impl TierSession {
             next_batch: 0,
             summaries,
             pending: HashMap::new(),
+            summary_of: HashMap::new(),
             next_id: 0,
             tiers,
             memo_hits,
@@ -376,13 +379,16 @@ impl TierSession {
                         self.phase = Phase::Tiers;
                         continue;
                     };
+                    let wanted = self.next_summary;
                     self.next_summary += 1;
                     if self.stats.calls + self.reserve >= self.budget {
                         self.stats.budget_skips += 1;
                         continue;
                     }
                     let request = prompts::summary_prompt(&entity, &facts);
-                    wave.push(self.call(CallKind::Summary { entity }, request));
+                    let call = self.call(CallKind::Summary { entity }, request);
+                    self.summary_of.insert(call.id, wanted);
+                    wave.push(call);
                 }
                 Phase::Tiers => {
                     let b = self.next_batch;
@@ -459,7 +465,7 @@ impl TierSession {
         match (kind, answer) {
             (CallKind::Summary { entity }, Ok(text)) => {
                 let line: String = text.trim().lines().next().unwrap_or_default().chars().take(400).collect();
-                let key = self.wanted.iter().find(|(e, _)| *e == entity).cloned();
+                let key = self.summary_of.remove(&id).and_then(|w| self.wanted.get(w)).cloned();
                 match (line.trim().is_empty(), key) {
                     (false, Some(key)) => {
                         self.out.new_summaries.push((key.clone(), line.trim().to_string()));
@@ -556,7 +562,10 @@ pub fn run_blocking(mut session: TierSession, client: &dyn llm::LlmClient) -> Ti
                 handles
                     .into_iter()
                     .map(|(id, h)| {
-                        (id, h.join().unwrap_or_else(|_| Err(Error::Llm("the call's thread panicked".into()))))
+                        (
+                            id,
+                            h.join().unwrap_or_else(|_| Err(Error::Llm("the call's thread panicked".into()))),
+                        )
                     })
                     .collect()
             })
@@ -631,7 +640,8 @@ mod tests {
                     CallKind::Summary { .. } => "sum\nsecond line".to_string(),
                     CallKind::Tiers { .. } => {
                         let n = c.request.messages.last().map_or(0, |m| m.content.matches("\ne").count());
-                        let ids: Vec<String> = (1..=n.max(1)).map(|i| format!("\"e{i}\": \"high\"")).collect();
+                        let ids: Vec<String> =
+                            (1..=n.max(1)).map(|i| format!("\"e{i}\": \"high\"")).collect();
                         format!("{{{}}}", ids.join(", "))
                     }
                 };

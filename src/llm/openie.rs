@@ -63,7 +63,9 @@ fn sentence_span(text: &str, needle: &str) -> (u32, u32) {
     }
     let Some((at, _)) = parse::find_ci(text, needle.trim()) else { return whole };
     let b = text.as_bytes();
-    let ends = |i: usize| matches!(b[i], b'.' | b'!' | b'?') && b.get(i + 1).map_or(true, |c| c.is_ascii_whitespace());
+    let ends = |i: usize| {
+        matches!(b[i], b'.' | b'!' | b'?') && b.get(i + 1).map_or(true, |c| c.is_ascii_whitespace())
+    };
     let mut start = 0;
     for i in (0..at).rev() {
         if ends(i) {
