@@ -4,42 +4,52 @@
 //! const llm = new LlmEndpoint('{"base_url":"http://127.0.0.1:8080","model":"m"}',
 //!                             (ev) => console.log(ev));   // {type:"request", n, url}
 //! await llm.testConnection();                 // {model, latencyMs, reply}
-//! const plan = engine.planLlmTiers(query, {k: 5, method: "catrag"});  // phase 1 (no I/O)
-//! const asked = await llm.tier(plan);         // phase 2: the endpoint, asynchronously
-//! const out = engine.searchWithTiers(query, {k: 5, method: "catrag"}, plan);  // phase 3
+//! const plan = engine.planLlmTiers(query, {k: 5, method: "catrag"});  // seeds, pruning (no PPR, no I/O)
+//! const asked = await llm.tier(plan);         // the endpoint, asynchronously
+//! const out = engine.searchWithTiers(query, {k: 5, method: "catrag"}, plan, llm.model, true);  // PPR once
 //! ```
+//!
+//! The tiering is CatRAG's one state machine ([`crate::catrag::tiering`]) driven by its
+//! asynchronous driver over [`FetchClient`]: the same waves of calls, tiers and counters as the
+//! CLI's blocking driver for the same configuration and answers. The plan holds the prepared
+//! graph search (seeds, boost, pruning), so the search after the tiers runs PPR once and the
+//! explanation reads that search's trace.
 //!
 //! Every HTTP request goes through [`FetchClient`], which counts it and calls the event hook
 //! before it leaves ([`FetchClient::set_on_request`]). `LlmEndpoint` methods that talk to the
 //! endpoint return a `Promise` built from a future that owns clones of the client (`Rc`), so no
 //! borrow of the wasm object is held while awaiting and a `cancel()` can reach it meanwhile.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
 use std::rc::Rc;
 
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
 use super::{from_js, js_err, search_hit, search_options, to_js, Engine, SearchHit, SearchOptionsArg};
-use crate::catrag::ExplainConfig;
-use crate::llm::plan::{CachedTierer, PlannedBatch, TierCache, TierPlanner};
+use crate::catrag::tiering::{run_async, TierMemo, TierPlan, TierSession};
+use crate::catrag::{CatragConfig, ExplainConfig, Tier};
+use crate::search::{GraphStep, SearchResult};
 use crate::llm::{ChatMessage, ChatRequest, FetchClient, LlmConfig};
-
-/// CatRAG's τ: a target with more than this many facts is summarised before tiering (METHOD.md §3).
-const SUMMARY_TAU: usize = 3;
 
 /// An OpenAI-compatible chat endpoint reached with `fetch` from the page's worker.
 #[wasm_bindgen]
 pub struct LlmEndpoint {
     client: Rc<FetchClient>,
+    /// Summaries and tier answers kept between searches ([`TierMemo`]).
+    memo: Rc<RefCell<TierMemo>>,
 }
 
-/// Phase 1's record for one query (the batches CatRAG wants tiered) and, after
-/// [`LlmEndpoint::tier`], the tiers the endpoint gave.
+/// One query's graph search stopped before its tiers ([`Engine::plan_llm_tiers`]): the prepared
+/// search, the batches CatRAG wants tiered and, after [`LlmEndpoint::tier`], their tiers.
 #[wasm_bindgen]
 pub struct LlmPlan {
-    batches: Rc<Vec<PlannedBatch>>,
-    cache: TierCache,
+    /// The prepared search (taken by [`Engine::search_with_tiers`]), or the finished one of a
+    /// query that walks nothing.
+    step: RefCell<Option<GraphStep>>,
+    plan: Rc<TierPlan>,
+    config: CatragConfig,
+    tiers: Rc<RefCell<Option<Vec<Option<Vec<Tier>>>>>>,
 }
 
 #[wasm_bindgen]
@@ -47,13 +57,13 @@ impl LlmPlan {
     /// Seeds whose edges need tiers (one tier request each).
     #[wasm_bindgen(getter)]
     pub fn batches(&self) -> u32 {
-        self.batches.len() as u32
+        self.plan.batches.len() as u32
     }
 
     /// Candidate edges in all batches.
     #[wasm_bindgen(getter)]
     pub fn edges(&self) -> u32 {
-        self.batches.iter().map(|b| b.edges.len()).sum::<usize>() as u32
+        self.plan.edges() as u32
     }
 }
 
@@ -70,6 +80,8 @@ struct TierReport {
     weak_fallback_edges: usize,
     /// Chat calls made for this plan (summaries and tiers, not counting retries).
     calls: usize,
+    /// The tiering's counters ([`crate::catrag::TierStats`]).
+    stats: crate::catrag::TierStats,
     /// The first error (timeout, HTTP status, CORS refusal with its fix, cancelled), if any;
     /// the batches after it are not asked.
     error: Option<String>,
@@ -116,7 +128,7 @@ impl LlmEndpoint {
                 let _ = f.call1(&JsValue::NULL, &ev);
             });
         }
-        Ok(LlmEndpoint { client: Rc::new(client) })
+        Ok(LlmEndpoint { client: Rc::new(client), memo: Rc::new(RefCell::new(TierMemo::default())) })
     }
 
     /// The model name of the configuration.
@@ -164,79 +176,52 @@ impl LlmEndpoint {
         })
     }
 
-    /// Phase 2 of the LLM tiering: for each batch of `plan`, summaries of targets with more than
-    /// τ = 3 facts, then one tier request; the answers fill the plan's cache (an edge without a
-    /// clear tier is Weak). At most the configuration's `call_budget` calls (default 75); the
-    /// first failed call stops the asking (the rest fall back to Weak). Resolves to
-    /// `{batchesAnswered, batches, edges, weakFallbackEdges, calls, error, cors, cancelled,
-    /// breakerOpen}`;
-    /// never rejects.
+    /// The LLM tiering of `plan` ([`crate::catrag::tiering`]): summaries of targets with more
+    /// than τ facts (`catrag.tau`, 3), then one tier prompt per seed, in waves of the client's
+    /// `concurrency` calls, within `catrag.llm_call_budget` (75) calls less
+    /// `catrag.llm_call_reserve` (5) for summaries; the first failed call ends the asking (the
+    /// rest fall back to Weak). Answers already kept by this endpoint are not asked again.
+    /// Resolves to `{batchesAnswered, batches, edges, weakFallbackEdges, calls, stats, error,
+    /// cors, cancelled, breakerOpen}`; never rejects.
     pub fn tier(&self, plan: &LlmPlan) -> js_sys::Promise {
         let client = self.client.clone();
         client.resume();
-        let batches = plan.batches.clone();
-        let cache = plan.cache.clone();
         // The query's deadline starts now and bounds every call below: each search gets its
         // own, even when the user searches the same question again (ending the previous
         // query first, since the policy keeps a running deadline for the same text).
         client.begin_query(None);
-        client.begin_query(batches.first().map(|b| b.query.as_str()));
+        if !plan.plan.batches.is_empty() {
+            client.begin_query(Some(plan.plan.query.as_str()));
+        }
+        let session = TierSession::new((*plan.plan).clone(), &plan.config, &self.memo.borrow());
+        let memo = self.memo.clone();
+        let tiers = plan.tiers.clone();
+        let width = client.config().concurrency.max(1);
+        let edges = plan.plan.edges();
+        let sizes: Vec<usize> = plan.plan.batches.iter().map(|b| b.edges.len()).collect();
         wasm_bindgen_futures::future_to_promise(async move {
-            let budget = client.config().call_budget;
-            let mut rep = TierReport {
-                batches_answered: 0,
-                batches: batches.len(),
-                edges: batches.iter().map(|b| b.edges.len()).sum(),
-                weak_fallback_edges: 0,
-                calls: 0,
-                error: None,
-                cors: false,
-                cancelled: false,
-                breaker_open: false,
+            let c = client.clone();
+            let mut outcome = run_async(session, width, move |req| {
+                let c = c.clone();
+                async move { c.chat(&req).await.map(|r| r.content) }
+            })
+            .await;
+            memo.borrow_mut().absorb(&mut outcome);
+            let unanswered: usize =
+                outcome.tiers.iter().zip(&sizes).filter(|(t, _)| t.is_none()).map(|(_, n)| n).sum();
+            let rep = TierReport {
+                batches_answered: outcome.tiers.iter().filter(|t| t.is_some()).count(),
+                batches: sizes.len(),
+                edges,
+                weak_fallback_edges: unanswered + outcome.stats.unparsed_edges,
+                calls: outcome.stats.calls,
+                cors: outcome.error.as_deref().is_some_and(is_cors),
+                error: outcome.error.clone(),
+                stats: outcome.stats.clone(),
+                cancelled: client.is_cancelled(),
+                breaker_open: client.breaker_open(),
             };
-            'batches: for b in batches.iter() {
-                if rep.error.is_some() {
-                    rep.weak_fallback_edges += b.edges.len();
-                    continue;
-                }
-                let mut sums = HashMap::new();
-                for (i, r) in b.summary_requests(SUMMARY_TAU) {
-                    if rep.calls + 1 >= budget {
-                        break; // keep one call for the tiers
-                    }
-                    rep.calls += 1;
-                    match client.chat(&r).await {
-                        Ok(a) if !a.content.trim().is_empty() => {
-                            sums.insert(i, a.content);
-                        }
-                        Ok(_) => {}
-                        Err(e) => {
-                            rep.error = Some(e.to_string());
-                            rep.weak_fallback_edges += b.edges.len();
-                            continue 'batches;
-                        }
-                    }
-                }
-                if rep.calls >= budget {
-                    rep.error = Some(format!("the per-query budget of {budget} LLM calls was reached"));
-                    rep.weak_fallback_edges += b.edges.len();
-                    continue;
-                }
-                rep.calls += 1;
-                match client.chat(&b.tier_request(SUMMARY_TAU, &sums)).await {
-                    Ok(a) => {
-                        rep.weak_fallback_edges += cache.fill(b, &a.content);
-                        rep.batches_answered += 1;
-                    }
-                    Err(e) => {
-                        rep.error = Some(e.to_string());
-                        rep.weak_fallback_edges += b.edges.len();
-                    }
-                }
-            }
-            rep.cancelled = client.is_cancelled();
-            rep.breaker_open = client.breaker_open();
-            rep.cors = rep.error.as_deref().is_some_and(is_cors);
+            *tiers.borrow_mut() = Some(outcome.tiers);
             to_js(&rep).map_err(|e| JsValue::from(js_err(e)))
         })
     }
@@ -280,8 +265,9 @@ struct TieredSearch<'a> {
 
 #[wasm_bindgen]
 impl Engine {
-    /// Phase 1 of a CatRAG search with LLM tiers: run `query` once recording the edges to tier
-    /// (no I/O; that run's ranking is discarded). Options as `search`; the method must be `catrag`.
+    /// The first half of a CatRAG search with LLM tiers: the query's seeds, key-fact boost and
+    /// coarse pruning ([`crate::Index::prepare_graph`]; no PPR, no I/O), and the batches to
+    /// tier. Options as `search`; the method must be `catrag`.
     ///
     /// # Errors
     /// Not built, no knowledge graph, another method, bad options.
@@ -295,22 +281,32 @@ impl Engine {
         if method != crate::index::Method::Catrag {
             return Err(js_err(format!("LLM tiers are for the method catrag, not {:?}", method.name())));
         }
-        let index = self.index_mut()?;
-        let planner = TierPlanner::default();
-        index.set_edge_tierer(Box::new(planner.clone())).map_err(js_err)?;
-        let run = index.search_graph(query, k, method);
-        index.clear_edge_tierer();
-        run.map_err(js_err)?;
-        Ok(LlmPlan { batches: Rc::new(planner.take()), cache: TierCache::default() })
+        let index = self.index()?;
+        let step = index.prepare_graph(query, k, method).map_err(js_err)?;
+        let plan = match (&step, index.graph()) {
+            (GraphStep::Prepared(p), Some(graph)) => TierPlan::new(&p.query.tier_requests(graph)),
+            _ => TierPlan::default(),
+        };
+        let config = match &step {
+            GraphStep::Prepared(p) => p.query.config().clone(),
+            GraphStep::Done(_) => CatragConfig::default(),
+        };
+        Ok(LlmPlan {
+            step: RefCell::new(Some(step)),
+            plan: Rc::new(plan),
+            config,
+            tiers: Rc::new(RefCell::new(None)),
+        })
     }
 
-    /// Phase 3: the CatRAG search with the tiers of `plan` (filled by [`LlmEndpoint::tier`]);
-    /// a batch without tiers is Weak. Returns `{hits, tierer, tierFailures, warnings,
-    /// explanation}` (`explanation` as `explain`, when `explain` is true). The engine goes back
-    /// to the offline tierer afterwards.
+    /// The second half: the tiers of `plan` (filled by [`LlmEndpoint::tier`]; a batch without
+    /// tiers is Weak, and so is every batch when the endpoint was not asked), one PPR run, and
+    /// the ranking. Returns `{hits, tierer, tierFailures, warnings, explanation}`
+    /// (`explanation` as `explain`, read from this search's trace, when `explain` is true).
+    /// `query` and `options` must be the plan's.
     ///
     /// # Errors
-    /// As [`Engine::plan_llm_tiers`].
+    /// As [`Engine::plan_llm_tiers`]; a plan already searched; a graph rebuilt since the plan.
     #[wasm_bindgen(js_name = searchWithTiers)]
     pub fn search_with_tiers(
         &mut self,
@@ -320,21 +316,28 @@ impl Engine {
         model: &str,
         explain: bool,
     ) -> Result<JsValue, JsError> {
-        let (k, method) = search_options(options)?;
+        let (_, method) = search_options(options)?;
         if method != crate::index::Method::Catrag {
             return Err(js_err(format!("LLM tiers are for the method catrag, not {:?}", method.name())));
         }
-        let index = self.index_mut()?;
-        index.set_edge_tierer(Box::new(CachedTierer::new(plan.cache.clone(), model))).map_err(js_err)?;
-        // One graph search; the explanation reads its trace.
-        let found = index.run(query, k, method, crate::index::QueryOptions::default());
-        let explanation = match (&found, explain) {
-            (Ok(found), true) => index.explain_result(found, &ExplainConfig::default()).map(Some),
-            _ => Ok(None),
+        let index = self.index()?;
+        if !plan.plan.batches.is_empty() && plan.plan.query != crate::text::fold::nfc(query).as_ref() {
+            return Err(js_err("searchWithTiers: the plan was made for another query"));
+        }
+        let step =
+            plan.step.borrow_mut().take().ok_or_else(|| js_err("this LLM plan was already searched"))?;
+        let found: SearchResult = match step {
+            GraphStep::Done(found) => found,
+            GraphStep::Prepared(prepared) => {
+                let tiers = plan.tiers.borrow_mut().take().unwrap_or_default();
+                index.finish_graph(prepared, &format!("llm:{model}"), tiers).map_err(js_err)?
+            }
         };
-        index.clear_edge_tierer();
-        let found = found.map_err(js_err)?;
-        let explanation = explanation.map_err(js_err)?;
+        let explanation = if explain {
+            Some(index.explain_result(&found, &ExplainConfig::default()).map_err(js_err)?)
+        } else {
+            None
+        };
         let index: &crate::Index = index;
         let terms = index.result_terms(&found);
         let retrieval = found.trace.retrieval.clone().ok_or_else(|| js_err("the graph search left no retrieval"))?;

@@ -15,11 +15,11 @@ use std::rc::Rc;
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use cairn::catrag::Tier;
+use cairn::catrag::{CatragConfig, LlmTierer, Tier, TierStats};
 use cairn::embed::{Embedder, StaticEmbedder};
 use cairn::eval::{evaluate_with, Dataset, Embedders, EvalHooks, Setting};
 use cairn::index::{IndexConfig, Method};
-use cairn::llm::{parse, prompts, ChatMessage, ChatRequest, HttpClient, LlmClient, LlmConfig, LlmTierer};
+use cairn::llm::{parse, prompts, ChatMessage, ChatRequest, HttpClient, LlmClient, LlmConfig};
 
 /// A server process, killed on drop.
 struct Server {
@@ -224,7 +224,16 @@ fn cancel_stops_before_sending_and_during_back_off() {
 }
 
 /// 2Wiki's first questions in the pool setting (small graphs), CatRAG with `tierer`.
-fn catrag_eval(client: Arc<HttpClient>, questions: usize) -> (cairn::eval::Report, cairn::llm::TierStats) {
+fn catrag_eval(client: Arc<HttpClient>, questions: usize) -> (cairn::eval::Report, TierStats) {
+    catrag_eval_with(client, questions, CatragConfig::default())
+}
+
+/// [`catrag_eval`] under `catrag`.
+fn catrag_eval_with(
+    client: Arc<HttpClient>,
+    questions: usize,
+    catrag: CatragConfig,
+) -> (cairn::eval::Report, TierStats) {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/2wiki-sample");
     let mut ds = Dataset::load(&dir).unwrap();
     ds.questions.truncate(questions);
@@ -234,8 +243,8 @@ fn catrag_eval(client: Arc<HttpClient>, questions: usize) -> (cairn::eval::Repor
     let t = tierer.clone();
     let make = move || -> Box<dyn cairn::catrag::EdgeTierer> { Box::new(t.clone()) };
     let hooks = EvalHooks { tierer: Some(&make), ..Default::default() };
-    let r = evaluate_with(&ds, Setting::Pool, Method::Catrag, 5, &IndexConfig::default(), &embedders, hooks)
-        .unwrap();
+    let config = IndexConfig { catrag, ..IndexConfig::default() };
+    let r = evaluate_with(&ds, Setting::Pool, Method::Catrag, 5, &config, &embedders, hooks).unwrap();
     let stats = tierer.stats();
     (r, stats)
 }
@@ -257,11 +266,13 @@ fn tiering_through_the_fault_server() {
     let d = r.diagnostics.unwrap();
     assert_eq!(d.tier_failures, 0);
     assert_eq!(d.tiers.get("high").copied().unwrap_or(0), s.tiered_edges);
-    // Failing endpoint: each tiered seed's batch fails and is Weak; retrieval still answers.
+    // Failing endpoint: a query's first failed wave ends its asking; every tiered seed's batch
+    // (asked and failed, or not asked) is Weak; retrieval still answers.
     let (r, s) = catrag_eval(Arc::new(HttpClient::new(config("500")).unwrap()), 4);
-    assert_eq!(s.tier_calls, s.failed_calls - s.summary_calls);
+    assert_eq!(s.failed_calls, s.calls, "{s:?}");
+    assert!(s.calls <= 4 * 2, "at most one wave of 2 calls per query: {s:?}");
     let d = r.diagnostics.unwrap();
-    assert!(d.tier_failures > 0 && d.tier_failures == s.tier_calls, "{d:?} {s:?}");
+    assert!(d.tier_failures > 0 && d.tier_failures == s.tier_calls + s.stopped_batches, "{d:?} {s:?}");
     assert_eq!(d.tiers.get("high"), None);
     assert_eq!(r.all.questions, 4);
     // Garbage tiers ("hello…" echoed back): every edge unparsed and Weak.
@@ -325,15 +336,16 @@ fn a_hung_endpoint_costs_each_query_one_deadline_then_nothing() {
     assert_eq!(r.all.questions, 4);
     assert_eq!(client.requests_sent(), 3, "{s:?}");
     assert_eq!(client.policy_counters().1, 1);
-    assert!(s.log.iter().any(|l| l.contains("deadline")), "{:?}", s.log);
+    // The first call of each query ends at the deadline (the query's time left is its timeout).
+    assert!(s.log.iter().any(|l| l.contains("within the query's")), "{:?}", s.log);
 }
 
 #[test]
 fn call_budget_caps_calls_per_query() {
     let _g = serial();
-    let mut c = config("tiers");
-    c.call_budget = 2;
-    let (r, s) = catrag_eval(Arc::new(HttpClient::new(c).unwrap()), 4);
+    let c = config("tiers");
+    let budget = CatragConfig { llm_call_budget: 2, ..CatragConfig::default() };
+    let (r, s) = catrag_eval_with(Arc::new(HttpClient::new(c).unwrap()), 4, budget);
     assert!(s.max_calls_per_query <= 2, "{s:?}");
     assert_eq!(s.summary_calls, 0, "summaries keep 5 calls back for tier prompts");
     assert!(s.budget_skips > 0, "{s:?}");
@@ -397,61 +409,68 @@ fn pool_index() -> (cairn::Index, String) {
     (index, q.question.clone())
 }
 
+/// Poll a future to completion on this thread (the futures below never wait on a waker).
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    let mut f = std::pin::pin!(f);
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    loop {
+        if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+    }
+}
+
 #[test]
-fn three_phase_tiering_equals_the_blocking_tierer() {
-    use cairn::llm::plan::{CachedTierer, TierCache, TierPlanner};
+fn the_page_halves_over_http_equal_the_blocking_tierer() {
+    use cairn::catrag::tiering::{run_async, TierMemo, TierPlan, TierSession};
+    use cairn::search::GraphStep;
     let _g = serial();
     let (mut index, q) = pool_index();
     // Blocking: LlmTierer over the /tiers route (every edge "high").
     let client = Arc::new(HttpClient::new(config("tiers")).unwrap());
     index.set_edge_tierer(Box::new(LlmTierer::new(client.clone() as Arc<dyn LlmClient>))).unwrap();
     let blocking = index.search_graph(&q, 5, Method::Catrag).unwrap();
-    // Phase 1: plan.
-    let planner = TierPlanner::default();
-    index.set_edge_tierer(Box::new(planner.clone())).unwrap();
-    index.search_graph(&q, 5, Method::Catrag).unwrap();
-    let batches = planner.take();
-    assert!(!batches.is_empty());
-    // Phase 2: ask (summaries first, then the tier prompt), fill the cache.
-    let cache = TierCache::default();
-    for b in &batches {
-        let mut sums = std::collections::HashMap::new();
-        for (i, r) in b.summary_requests(3) {
-            sums.insert(i, client.chat(&r).unwrap().content);
-        }
-        let answer = client.chat(&b.tier_request(3, &sums)).unwrap();
-        assert_eq!(cache.fill(b, &answer.content), 0);
-    }
-    assert_eq!(cache.len(), batches.iter().map(|b| b.edges.len()).sum::<usize>());
-    // Phase 3: run from the cache: the same ranking and overlay as the blocking tierer.
-    index.set_edge_tierer(Box::new(CachedTierer::new(cache, "fault"))).unwrap();
-    let cached = index.search_graph(&q, 5, Method::Catrag).unwrap();
-    assert_eq!(cached.retrieval.tier_failures, 0);
-    assert_eq!(cached.retrieval.tierer.as_deref(), Some("llm:fault"));
-    assert_eq!(cached.hits, blocking.hits);
-    assert_eq!(cached.retrieval.overlay, blocking.retrieval.overlay);
-    assert!(cached
+    index.clear_edge_tierer();
+    // The page's halves: prepare (no PPR), the asynchronous driver, finish (PPR once).
+    let GraphStep::Prepared(prepared) = index.prepare_graph(&q, 5, Method::Catrag).unwrap() else {
+        panic!("the question walks the graph")
+    };
+    let plan = TierPlan::new(&prepared.query.tier_requests(index.graph().unwrap()));
+    assert!(!plan.batches.is_empty());
+    let session = TierSession::new(plan, prepared.query.config(), &TierMemo::default());
+    let c = client.clone();
+    let outcome = block_on(run_async(session, 2, move |req| {
+        let r = c.chat(&req).map(|a| a.content);
+        async move { r }
+    }));
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    assert_eq!(outcome.stats.unparsed_edges, 0);
+    let paged = index.finish_graph(prepared, "llm:fault", outcome.tiers).unwrap().into_graph_search().unwrap();
+    assert_eq!(paged.retrieval.tier_failures, 0);
+    assert_eq!(paged.retrieval.tierer.as_deref(), Some("llm:fault"));
+    assert_eq!(paged.hits, blocking.hits);
+    assert_eq!(paged.retrieval.overlay, blocking.retrieval.overlay);
+    assert!(paged
         .retrieval
         .overlay
         .iter()
         .any(|o| matches!(o.cause, cairn::catrag::OverlayCause::Tiered { tier: Tier::High })));
 }
 
-/// `Index::clear_edge_tierer` (the page's three phases set a tierer per search and clear it
-/// afterwards) gives back the offline embedding-similarity tierer: the same ranking and overlay
-/// as before any tierer was set.
+/// `Index::clear_edge_tierer` gives back the offline embedding-similarity tierer: the same
+/// ranking and overlay as before any tierer was set.
 #[test]
 fn clearing_the_edge_tierer_restores_the_offline_stand_in() {
     use cairn::catrag::EmbeddingSimilarityTierer;
-    use cairn::llm::plan::TierPlanner;
     let _g = serial();
     let (mut index, q) = pool_index();
     let offline = index.search_graph(&q, 5, Method::Catrag).unwrap();
     assert_eq!(offline.retrieval.tierer.as_deref(), Some(EmbeddingSimilarityTierer::NAME));
-    index.set_edge_tierer(Box::new(TierPlanner::default())).unwrap();
-    let planning = index.search_graph(&q, 5, Method::Catrag).unwrap();
-    assert_eq!(planning.retrieval.tierer.as_deref(), Some("llm-planning"));
-    assert!(planning.retrieval.tier_failures > 0, "the planner answers no tiers");
+    let failing = Arc::new(HttpClient::new(config("400")).unwrap());
+    index.set_edge_tierer(Box::new(LlmTierer::new(failing as Arc<dyn LlmClient>))).unwrap();
+    let refused = index.search_graph(&q, 5, Method::Catrag).unwrap();
+    assert_eq!(refused.retrieval.tierer.as_deref(), Some("llm:fault"));
+    assert!(refused.retrieval.tier_failures > 0, "a refusing endpoint answers no tiers");
     index.clear_edge_tierer();
     let again = index.search_graph(&q, 5, Method::Catrag).unwrap();
     assert_eq!(again.retrieval.tierer.as_deref(), Some(EmbeddingSimilarityTierer::NAME));

@@ -25,7 +25,8 @@ mod cli {
     use cairn::extract::{extract_corpus, extract_passage};
     use cairn::graph::GraphConfig;
     use cairn::index::{Bm25Config, EmbedderSlot, Index, IndexConfig, Method};
-    use cairn::llm::{HttpClient, LlmClient, LlmConfig, LlmNer, LlmOpenIe, LlmTierer};
+    use cairn::catrag::LlmTierer;
+    use cairn::llm::{HttpClient, LlmClient, LlmConfig, LlmNer, LlmOpenIe};
     use cairn::text::Pipeline;
     use clap::{Args, Parser, Subcommand};
     use serde_json::json;
@@ -372,9 +373,10 @@ mod cli {
         /// Model name sent to the endpoint (needed with --llm). (`--model` is the MiniLM file.)
         #[arg(long)]
         llm_model: Option<String>,
-        /// LLM calls allowed per query (tier prompts and summaries).
-        #[arg(long, default_value_t = 75)]
-        llm_budget: usize,
+        /// LLM calls allowed per query (tier prompts and summaries); sets catrag.llm_call_budget
+        /// (default 75).
+        #[arg(long)]
+        llm_budget: Option<usize>,
         /// Timeout of one request in milliseconds.
         #[arg(long, default_value_t = 120_000)]
         llm_timeout_ms: u64,
@@ -420,7 +422,6 @@ mod cli {
                 .ok_or("--llm needs --llm-model (the model name the endpoint serves)")?;
             let mut c = LlmConfig::new(url, &model);
             c.api_key = std::env::var("CAIRN_LLM_KEY").ok().filter(|k| !k.is_empty());
-            c.call_budget = self.llm_budget;
             c.timeout_ms = self.llm_timeout_ms;
             c.concurrency = self.llm_concurrency;
             c.query_deadline_ms = self.llm_deadline_ms;
@@ -519,6 +520,9 @@ mod cli {
         let mut config = a.bm25.config();
         config.bm25.validate().map_err(|e| e.to_string())?;
         config.catrag = a.catrag.config()?;
+        if let Some(b) = a.llm.llm_budget {
+            config.catrag.llm_call_budget = b;
+        }
         config.cage = a.cage.config()?;
         let mut dataset = Dataset::load(&a.data).map_err(|e| e.to_string())?;
         if let Some(n) = a.limit {
@@ -673,7 +677,7 @@ mod cli {
         let llm = json!({
             "endpoint": client.config().completions_url(),
             "model": client.config().model,
-            "call_budget": client.config().call_budget,
+            "call_budget": config.catrag.llm_call_budget,
             "tier_queries": st.queries,
             "calls": st.calls,
             "calls_per_query": st.calls as f64 / n,

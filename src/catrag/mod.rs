@@ -59,6 +59,8 @@ pub mod seeds;
 #[cfg(test)]
 mod tests;
 pub mod tier;
+pub mod tiering;
+pub mod endpoint;
 
 use std::cmp::Ordering;
 
@@ -76,6 +78,8 @@ pub use explain::{
     MassShares, PassageExplanation, PathEdge, PathNode, SeedPath,
 };
 pub use seeds::ScoredFact;
+pub use endpoint::LlmTierer;
+pub use tiering::{TierMemo, TierOutcome, TierPlan, TierSession, TierStats};
 pub use tier::{
     EdgeTierer, EmbeddingSimilarityTierer, SimilarityTierThresholds, Tier, TierCandidate, TierMultipliers,
     TierRequest,
@@ -164,6 +168,16 @@ pub struct CatragConfig {
     pub tiers: TierMultipliers,
     /// Thresholds of the offline [`EmbeddingSimilarityTierer`].
     pub similarity_tiers: SimilarityTierThresholds,
+    /// LLM tiering: calls allowed per query, summaries and tier prompts together
+    /// ([`tiering`]). Default 75: CatRAG's bound on LLM calls per query (five tiered seeds,
+    /// each with up to K_edge = 15 targets to summarise). At least 1.
+    pub llm_call_budget: usize,
+    /// LLM tiering: calls of the budget kept back from summaries for the tier prompts.
+    /// Default 5 (= `tier_seeds`: one tier prompt per tiered seed).
+    pub llm_call_reserve: usize,
+    /// LLM tiering τ: a target with more than this many facts is shown by a one-sentence summary
+    /// the endpoint writes first (CatRAG §3; METHOD.md §3). Default 3.
+    pub tau: usize,
     /// Personalized PageRank (damping 0.5, tolerance 1e-8, 50 iterations, power iteration).
     pub ppr: PprConfig,
     /// Ablation: no symbolic anchoring (channel B off).
@@ -202,6 +216,9 @@ impl Default for CatragConfig {
             k_edge: 15,
             tiers: TierMultipliers::default(),
             similarity_tiers: SimilarityTierThresholds::default(),
+            llm_call_budget: 75,
+            llm_call_reserve: 5,
+            tau: 3,
             ppr: PprConfig::default(),
             no_anchor: false,
             no_boost: false,
@@ -237,6 +254,9 @@ impl CatragConfig {
         let t = self.anchor_threshold;
         if !(t.is_finite() && (-1.0..=1.0).contains(&t)) {
             return Err(Error::Config(format!("catrag.anchor_threshold must be in [-1, 1], got {t}")));
+        }
+        if self.llm_call_budget == 0 {
+            return Err(Error::Config("catrag.llm_call_budget must be at least 1".into()));
         }
         self.tiers.validate()?;
         self.similarity_tiers.validate()?;
@@ -467,6 +487,78 @@ pub fn node_name(graph: &Graph, node: u32) -> String {
     }
 }
 
+/// One tiered seed's neighbourhood after coarse pruning (CatRAG §3, stage I): the arcs demoted
+/// to Weak and the candidates left for tiering (empty under `no_tier`).
+#[derive(Debug, Clone)]
+struct SeedHood {
+    seed: u32,
+    pruned: Vec<OverlayArc>,
+    kept: Vec<TierCandidate>,
+}
+
+/// Steps 1–4 of one graph query ([`Retriever::prepare`]): seeds, teleport vector, key-fact
+/// boost and coarse pruning, waiting for the tiers of its batches and for PPR
+/// ([`Retriever::finish`]). Owns everything it needs (query, vectors, scores, configuration).
+#[derive(Debug, Clone)]
+pub struct PreparedQuery {
+    query: String,
+    query_vector: Vec<f32>,
+    passage_scores: Vec<f32>,
+    fact_cosines: Vec<f32>,
+    config: CatragConfig,
+    retrieval: Retrieval,
+    teleport: Vec<f64>,
+    total: f64,
+    hoods: Vec<SeedHood>,
+    fallback: Option<Fallback>,
+    /// Nodes and arcs of the graph it was prepared on (a changed graph is refused).
+    shape: (usize, usize),
+}
+
+impl PreparedQuery {
+    /// The query text.
+    pub fn query(&self) -> &str {
+        &self.query
+    }
+
+    /// The configuration it was prepared with (its tiering budget, reserve and τ drive the
+    /// tiering of its batches; [`Retriever::finish`] uses its multipliers and PPR settings).
+    pub fn config(&self) -> &CatragConfig {
+        &self.config
+    }
+
+    /// The seeds, facts and anchors found so far (no PPR scores yet).
+    pub fn retrieval(&self) -> &Retrieval {
+        &self.retrieval
+    }
+
+    /// The batches to tier, one per tiered seed with candidates left after pruning, in seed
+    /// order: `(seed entity node, candidates)`. Empty for HippoRAG, under `no_tier`, and on a
+    /// fallback.
+    pub fn batches(&self) -> Vec<(u32, &[TierCandidate])> {
+        if self.fallback.is_some() {
+            return Vec::new();
+        }
+        self.hoods.iter().filter(|h| !h.kept.is_empty()).map(|h| (h.seed, h.kept.as_slice())).collect()
+    }
+
+    /// The batches as [`TierRequest`]s over `graph` (the graph it was prepared on).
+    pub fn tier_requests<'a>(&'a self, graph: &'a Graph) -> Vec<TierRequest<'a>> {
+        self.batches()
+            .into_iter()
+            .map(|(seed, candidates)| TierRequest {
+                graph,
+                query: &self.query,
+                query_vector: &self.query_vector,
+                fact_cosines: &self.fact_cosines,
+                seed,
+                candidates,
+                config: &self.config,
+            })
+            .collect()
+    }
+}
+
 /// Runs graph queries, keeping the PPR solver's buffers between them (one per thread/worker).
 #[derive(Debug, Clone, Default)]
 pub struct Retriever {
@@ -479,7 +571,9 @@ impl Retriever {
         Self::default()
     }
 
-    /// One query (module docs, steps 1–6): `hipporag` or `catrag` over `graph`.
+    /// One query (module docs, steps 1–6): `hipporag` or `catrag` over `graph`:
+    /// [`Retriever::prepare`] (steps 1–4), `tierer` over every tiered seed's batch at once
+    /// ([`EdgeTierer::tier_all`]), then [`Retriever::finish`] (step 5's overlay and one PPR run).
     ///
     /// `embedder` is the graph's embedder (for embedding query mentions when anchoring); `tierer`
     /// tiers edges (CatRAG only). The stored graph is not modified.
@@ -499,6 +593,33 @@ impl Retriever {
         tierer: &dyn EdgeTierer,
         config: &CatragConfig,
     ) -> Result<Retrieval> {
+        let prepared = Self::prepare(graph, method, input, embedder, config)?;
+        let answered: Vec<Option<Vec<Tier>>> = {
+            let requests = prepared.tier_requests(graph);
+            if requests.is_empty() {
+                Vec::new()
+            } else {
+                tierer.tier_all(&requests).into_iter().map(Result::ok).collect()
+            }
+        };
+        self.finish(graph, prepared, tierer.name(), answered)
+    }
+
+    /// Steps 1–4 of one query (seeds of both channels, the teleport vector, the key-fact boost,
+    /// coarse pruning): everything before the tiers and PPR, without PPR. The tiered seeds' batches
+    /// ([`PreparedQuery::tier_requests`], [`PreparedQuery::batches`]) are what CatRAG's tiering
+    /// asks about; [`Retriever::finish`] takes their tiers and runs PPR once. The result owns its
+    /// data, so a caller that fetches tiers asynchronously (the page) keeps it across the wait.
+    ///
+    /// # Errors
+    /// As [`Retriever::retrieve`], except those of PPR.
+    pub fn prepare(
+        graph: &Graph,
+        method: GraphMethod,
+        input: &QueryInput<'_>,
+        embedder: &dyn Embedder,
+        config: &CatragConfig,
+    ) -> Result<PreparedQuery> {
         config.validate()?;
         let catrag = method == GraphMethod::CatRag;
         let dim = graph.fact_vectors().dim().max(graph.entity_vectors().dim());
@@ -601,7 +722,7 @@ impl Retriever {
             b.weight.partial_cmp(&a.weight).unwrap_or(Ordering::Equal).then(a.node.cmp(&b.node))
         });
 
-        let mut out = Retrieval {
+        let out = Retrieval {
             method,
             ablations: if catrag { config.ablations() } else { Vec::new() },
             facts,
@@ -618,8 +739,23 @@ impl Retriever {
             node_scores: Vec::new(),
             teleport: Vec::new(),
         };
+        let mut prepared = PreparedQuery {
+            query: input.query.to_string(),
+            query_vector: input.query_vector.to_vec(),
+            passage_scores: input.passage_scores.to_vec(),
+            fact_cosines: cosines,
+            config: config.clone(),
+            retrieval: out,
+            teleport: Vec::new(),
+            total: 0.0,
+            hoods: Vec::new(),
+            fallback: None,
+            shape: (graph.node_count(), graph.csr().weights.len()),
+        };
+        let out = &mut prepared.retrieval;
         if out.seeds.is_empty() {
-            return dense_fallback(graph, input, out, Fallback::NoSeeds);
+            prepared.fallback = Some(Fallback::NoSeeds);
+            return Ok(prepared);
         }
 
         // Teleport vector.
@@ -637,13 +773,14 @@ impl Retriever {
         }
         let total: f64 = teleport.iter().sum();
         if !(total > 0.0 && total.is_finite()) {
-            return dense_fallback(graph, input, out, Fallback::ZeroTeleport);
+            prepared.fallback = Some(Fallback::ZeroTeleport);
+            return Ok(prepared);
         }
         for s in &mut out.seeds {
             s.share = s.weight / total;
         }
 
-        // Steps 3–5: the overlay.
+        // Steps 3–4: the boost and the pruning part of the overlay.
         if catrag {
             let csr = graph.csr();
             if !config.no_boost {
@@ -666,9 +803,11 @@ impl Retriever {
             }
             let tiered: Vec<u32> = out.seeds.iter().take(config.tier_seeds).map(|s| s.node).collect();
             for seed in tiered {
-                let hood = prune::prune(graph, seed, &cosines, config.k_edge, !config.no_prune);
-                for c in &hood.pruned {
-                    out.overlay.push(OverlayArc {
+                let hood = prune::prune(graph, seed, &prepared.fact_cosines, config.k_edge, !config.no_prune);
+                let pruned = hood
+                    .pruned
+                    .iter()
+                    .map(|c| OverlayArc {
                         arc: c.arc,
                         from: seed,
                         to: c.neighbour,
@@ -676,45 +815,74 @@ impl Retriever {
                         static_weight: csr.weights[c.arc as usize],
                         multiplier: config.tiers.weak,
                         cause: OverlayCause::Pruned,
-                    });
-                }
-                if config.no_tier || hood.kept.is_empty() {
-                    continue;
-                }
-                let request = TierRequest {
-                    graph,
-                    query: input.query,
-                    query_vector: input.query_vector,
-                    fact_cosines: &cosines,
-                    seed,
-                    candidates: &hood.kept,
-                };
-                out.tierer = Some(tierer.name().to_string());
-                let tiers = match tierer.tier(&request) {
-                    Ok(t) if t.len() == hood.kept.len() => t,
-                    _ => {
-                        out.tier_failures += 1;
-                        vec![Tier::Weak; hood.kept.len()]
-                    }
-                };
-                for (c, t) in hood.kept.iter().zip(tiers) {
-                    out.overlay.push(OverlayArc {
-                        arc: c.arc,
-                        from: seed,
-                        to: c.neighbour,
-                        edge_type: EdgeType::Relation,
-                        static_weight: csr.weights[c.arc as usize],
-                        multiplier: config.tiers.of(t),
-                        cause: OverlayCause::Tiered { tier: t },
-                    });
-                }
+                    })
+                    .collect();
+                let kept = if config.no_tier { Vec::new() } else { hood.kept };
+                prepared.hoods.push(SeedHood { seed, pruned, kept });
             }
-            if out.tier_failures > 0 {
-                out.warnings.push(format!(
-                    "edge tiering failed for {} seed(s); their edges were treated as Weak",
-                    out.tier_failures
-                ));
+        }
+        prepared.teleport = teleport;
+        prepared.total = total;
+        Ok(prepared)
+    }
+
+    /// Step 5's overlay and step 6 (PPR, run once) of a [`PreparedQuery`]: `tiers[i]` are the
+    /// tiers of batch i ([`PreparedQuery::batches`] order), one per candidate; `None`, a missing
+    /// entry or a vector of the wrong length makes that batch Weak and counts it in
+    /// [`Retrieval::tier_failures`]. `tierer` names who tiered (reported when any batch exists).
+    ///
+    /// # Errors
+    /// [`Error::PprInput`] should the graph's arrays be inconsistent; [`Error::Config`] when the
+    /// dense scores do not cover the graph's passages (fallback).
+    pub fn finish(
+        &mut self,
+        graph: &Graph,
+        prepared: PreparedQuery,
+        tierer: &str,
+        tiers: Vec<Option<Vec<Tier>>>,
+    ) -> Result<Retrieval> {
+        if prepared.shape != (graph.node_count(), graph.csr().weights.len()) {
+            return Err(Error::Config(
+                "the knowledge graph changed since this query was prepared: search again".into(),
+            ));
+        }
+        let PreparedQuery { passage_scores, config, retrieval: mut out, teleport, total, hoods, fallback, .. } =
+            prepared;
+        if let Some(why) = fallback {
+            return dense_fallback(graph, &passage_scores, out, why);
+        }
+        let csr = graph.csr();
+        let mut answers = tiers.into_iter();
+        for hood in hoods {
+            out.overlay.extend(hood.pruned);
+            if hood.kept.is_empty() {
+                continue;
             }
+            out.tierer = Some(tierer.to_string());
+            let tiers = match answers.next().flatten() {
+                Some(t) if t.len() == hood.kept.len() => t,
+                _ => {
+                    out.tier_failures += 1;
+                    vec![Tier::Weak; hood.kept.len()]
+                }
+            };
+            for (c, t) in hood.kept.iter().zip(tiers) {
+                out.overlay.push(OverlayArc {
+                    arc: c.arc,
+                    from: hood.seed,
+                    to: c.neighbour,
+                    edge_type: EdgeType::Relation,
+                    static_weight: csr.weights.get(c.arc as usize).copied().unwrap_or(0.0),
+                    multiplier: config.tiers.of(t),
+                    cause: OverlayCause::Tiered { tier: t },
+                });
+            }
+        }
+        if out.tier_failures > 0 {
+            out.warnings.push(format!(
+                "edge tiering failed for {} seed(s); their edges were treated as Weak",
+                out.tier_failures
+            ));
         }
 
         // Step 6: PPR.
@@ -727,7 +895,7 @@ impl Retriever {
         let overlay_ref = if overlay.is_empty() { None } else { Some(&overlay) };
         let report = match self.solver.run_ranked(&csr, overlay_ref, &teleport, graph.passage_nodes(), &config.ppr) {
             Ok(r) => r,
-            Err(Error::ZeroTeleport) => return dense_fallback(graph, input, out, Fallback::ZeroTeleport),
+            Err(Error::ZeroTeleport) => return dense_fallback(graph, &passage_scores, out, Fallback::ZeroTeleport),
             Err(e) => return Err(e),
         };
         let report = if report.converged || overlay.is_empty() {
@@ -758,20 +926,15 @@ impl Retriever {
 }
 
 /// The dense ranking as the result (METHOD.md §3 failure handling).
-fn dense_fallback(
-    graph: &Graph,
-    input: &QueryInput<'_>,
-    mut out: Retrieval,
-    why: Fallback,
-) -> Result<Retrieval> {
+fn dense_fallback(graph: &Graph, passage_scores: &[f32], mut out: Retrieval, why: Fallback) -> Result<Retrieval> {
     let mut scores = Vec::with_capacity(graph.passage_nodes().len());
     for &node in graph.passage_nodes() {
         let mut best = f64::NEG_INFINITY;
         for &i in graph.passage_indices(node) {
-            let s = input.passage_scores.get(i as usize).copied().ok_or_else(|| {
+            let s = passage_scores.get(i as usize).copied().ok_or_else(|| {
                 Error::Config(format!(
                     "the graph has corpus passage {i} but only {} dense scores were given",
-                    input.passage_scores.len()
+                    passage_scores.len()
                 ))
             })?;
             if s.is_finite() {

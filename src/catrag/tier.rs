@@ -4,8 +4,8 @@
 //!
 //! CatRAG asks an LLM to classify each surviving seed→neighbour relation edge as Irrelevant,
 //! Weak, High or Direct given the query, the seed, the neighbour and the neighbour's context
-//! (its facts). That implementation comes with the LLM-endpoint issue. Without an endpoint Cairn
-//! uses [`EmbeddingSimilarityTierer`], which tiers an edge by the cosine between the query and the
+//! (its facts); that step is [`super::tiering`] (the state machine) and
+//! [`super::endpoint::LlmTierer`] (its blocking driver). Without an endpoint Cairn uses [`EmbeddingSimilarityTierer`], which tiers an edge by the cosine between the query and the
 //! fact(s) joining its two ends. It is a cheap stand-in, **not** the LLM step, and every report
 //! names the tierer that ran ([`EdgeTierer::name`]).
 
@@ -125,6 +125,8 @@ pub struct TierRequest<'a> {
     pub seed: u32,
     /// The edges to tier (the ones coarse pruning kept).
     pub candidates: &'a [TierCandidate],
+    /// The query's configuration (an LLM tierer reads its call budget, reserve and τ).
+    pub config: &'a super::CatragConfig,
 }
 
 /// Classifies seed→neighbour edges into [`Tier`]s (CatRAG §3, "Query-Aware Dynamic Edge
@@ -144,6 +146,26 @@ pub trait EdgeTierer {
     /// # Errors
     /// Implementation-specific; the caller falls back to Weak.
     fn tier(&self, request: &TierRequest<'_>) -> Result<Vec<Tier>>;
+
+    /// Tier every batch of one query at once (the tiered seeds in order), one result per
+    /// request. The retriever calls this, so a tierer that plans all of a query's calls together
+    /// (CatRAG's LLM tiering: one call budget, summaries shared between seeds, calls in
+    /// parallel; [`super::tiering`]) can. Default: [`EdgeTierer::tier`] on each request.
+    fn tier_all(&self, requests: &[TierRequest<'_>]) -> Vec<Result<Vec<Tier>>> {
+        requests.iter().map(|r| self.tier(r)).collect()
+    }
+}
+
+impl From<crate::llm::parse::TierLabel> for Tier {
+    fn from(label: crate::llm::parse::TierLabel) -> Self {
+        use crate::llm::parse::TierLabel as L;
+        match label {
+            L::Irrelevant => Tier::Irrelevant,
+            L::Weak => Tier::Weak,
+            L::High => Tier::High,
+            L::Direct => Tier::Direct,
+        }
+    }
 }
 
 /// Cosine thresholds of [`EmbeddingSimilarityTierer`]: an edge whose best joining fact has

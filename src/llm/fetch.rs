@@ -174,7 +174,9 @@ impl FetchClient {
         let g = js_sys::global();
         let fetch: Option<Function> = Reflect::get(&g, &"fetch".into()).ok().and_then(|f| f.dyn_into().ok());
         let result = match fetch.map(|f| f.call1(&g, &request)) {
-            Some(Ok(p)) => self.read(JsFuture::from(Promise::from(p)).await, &controller, &url, timeout_ms).await,
+            Some(Ok(p)) => {
+                self.read(JsFuture::from(Promise::from(p)).await, &controller, &url, timeout_ms).await
+            }
             _ => Attempt::Fatal("fetch is not available here".into()),
         };
         if let Some(t) = timer {
@@ -219,7 +221,10 @@ impl FetchClient {
                     return Attempt::Fatal("cancelled".into());
                 }
                 if aborted() {
-                    return Attempt::Retry(format!("the answer from {url} took longer than {timeout_ms} ms"), None);
+                    return Attempt::Retry(
+                        format!("the answer from {url} took longer than {timeout_ms} ms"),
+                        None,
+                    );
                 }
                 return Attempt::Retry(format!("reading the answer failed: {}", js_err(&e)), None);
             }

@@ -1,12 +1,12 @@
 //! The user's LLM endpoint (METHOD.md §3 "Dynamic edge weighting (LLM)", optional LLM NER and
 //! OpenIE; §5 answers for EM / F1 / JSR): an OpenAI-compatible chat-completions client behind the
-//! [`LlmClient`] trait, the prompts, tolerant parsers of what small models really answer, and
-//! CatRAG's LLM edge tierer ([`LlmTierer`]).
+//! [`LlmClient`] trait, the prompts, and tolerant parsers of what small models really answer.
+//! It knows nothing of graphs: CatRAG's tiering state machine lives in
+//! [`crate::catrag::tiering`] and asks this module's clients for calls.
 //!
 //! Async I/O stays at the edge (ARCHITECTURE.md): the engine is synchronous. Natively
-//! [`HttpClient`] (blocking `ureq`) is called from the engine's [`crate::catrag::EdgeTierer`]
-//! directly. In wasm, [`FetchClient`] (`fetch` with an `AbortController`) is async; it is not
-//! wired into the page yet. Without an endpoint nothing here runs and nothing is sent anywhere.
+//! [`HttpClient`] (blocking `ureq`) is driven by the blocking tiering driver; in wasm,
+//! [`FetchClient`] (`fetch` with an `AbortController`) by the asynchronous one. Without an endpoint nothing here runs and nothing is sent anywhere.
 //!
 //! Wire format (OpenAI chat completions): `POST {base_url}/v1/chat/completions` with
 //! `{"model", "messages": [{"role", "content"}], "temperature", "max_tokens"}` and an optional
@@ -14,10 +14,8 @@
 
 pub mod openie;
 pub mod parse;
-pub mod plan;
 pub mod policy;
 pub mod prompts;
-pub mod tierer;
 
 #[cfg(target_arch = "wasm32")]
 mod fetch;
@@ -29,7 +27,6 @@ pub use fetch::{FetchClient, CORS_HELP};
 #[cfg(not(target_arch = "wasm32"))]
 pub use native::HttpClient;
 pub use openie::{LlmExtractStats, LlmNer, LlmOpenIe};
-pub use tierer::{LlmTierer, TierStats};
 
 use serde::{Deserialize, Serialize};
 
@@ -39,7 +36,7 @@ use crate::error::{Error, Result};
 /// timeout 60 s, 3 retries with exponential back-off from 500 ms (capped at 8 s; a server's
 /// `Retry-After` in seconds is honoured up to that cap) on 429, 5xx, timeouts and connection
 /// failures (never on other 4xx refusals or, in the page, CORS refusals), concurrency 2,
-/// per-query call budget 75 (CatRAG's bound on LLM calls per query), per-query deadline 5 s,
+/// per-query deadline 5 s (the per-query call budget is CatRAG's: `CatragConfig::llm_call_budget`),
 /// circuit breaker after 3 failed calls in a row for 30 s ([`policy`]).
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -68,8 +65,6 @@ pub struct LlmConfig {
     /// Requests in flight at once (native tiering summarises targets in parallel up to this).
     /// Default 2.
     pub concurrency: usize,
-    /// LLM calls allowed per query (tiers and summaries together). Default 75.
-    pub call_budget: usize,
     /// Wall-clock milliseconds all the endpoint's calls for one query (tier prompts, summaries,
     /// query NER) may take together; past it the query's remaining calls fail at once and its
     /// edges fall back to Weak ([`policy::Policy`]). Does not apply to indexing-time OpenIE or
@@ -93,7 +88,6 @@ impl std::fmt::Debug for LlmConfig {
             .field("timeout_ms", &self.timeout_ms)
             .field("retries", &self.retries)
             .field("concurrency", &self.concurrency)
-            .field("call_budget", &self.call_budget)
             .field("query_deadline_ms", &self.query_deadline_ms)
             .field("breaker_failures", &self.breaker_failures)
             .field("breaker_cooldown_ms", &self.breaker_cooldown_ms)
@@ -114,7 +108,6 @@ impl Default for LlmConfig {
             backoff_ms: 500,
             max_backoff_ms: 8_000,
             concurrency: 2,
-            call_budget: 75,
             query_deadline_ms: 5_000,
             breaker_failures: 3,
             breaker_cooldown_ms: 30_000,
@@ -132,7 +125,7 @@ impl LlmConfig {
     ///
     /// # Errors
     /// [`Error::Config`] for a base URL that is not `http://` or `https://`, an empty model, a
-    /// temperature outside [0, 2], `max_tokens`, `timeout_ms`, `concurrency`, `call_budget`,
+    /// temperature outside [0, 2], `max_tokens`, `timeout_ms`, `concurrency`,
     /// `query_deadline_ms` or `breaker_failures` of 0.
     pub fn validate(&self) -> Result<()> {
         let u = self.base_url.trim();
@@ -155,7 +148,6 @@ impl LlmConfig {
             ("max_tokens", self.max_tokens as u64),
             ("timeout_ms", self.timeout_ms),
             ("concurrency", self.concurrency as u64),
-            ("call_budget", self.call_budget as u64),
             ("query_deadline_ms", self.query_deadline_ms),
             ("breaker_failures", self.breaker_failures as u64),
         ] {
@@ -228,7 +220,7 @@ pub struct ChatResponse {
 /// An OpenAI-compatible chat endpoint. `Send + Sync` so native tiering can call it from
 /// several threads at once.
 pub trait LlmClient: Send + Sync {
-    /// The configuration (model, budget, concurrency).
+    /// The configuration (model, concurrency, deadline).
     fn config(&self) -> &LlmConfig;
 
     /// Send `request` and wait for the answer, retrying per the configuration.
@@ -303,7 +295,7 @@ mod tests {
         assert!(LlmConfig::new("ftp://x", "m").validate().is_err());
         assert!(LlmConfig::new("http://x", " ").validate().is_err());
         let mut bad = c.clone();
-        bad.call_budget = 0;
+        bad.concurrency = 0;
         assert!(bad.validate().is_err());
         let mut hot = c.clone();
         hot.temperature = f32::NAN;

@@ -13,7 +13,6 @@ use std::time::Instant;
 use serde::Serialize;
 
 use super::{parse, prompts, LlmClient};
-use crate::catrag::EntityRecognizer;
 use crate::error::{Error, Result};
 use crate::extract::Triple;
 
@@ -64,7 +63,9 @@ fn sentence_span(text: &str, needle: &str) -> (u32, u32) {
     }
     let Some((at, _)) = parse::find_ci(text, needle.trim()) else { return whole };
     let b = text.as_bytes();
-    let ends = |i: usize| matches!(b[i], b'.' | b'!' | b'?') && b.get(i + 1).map_or(true, |c| c.is_ascii_whitespace());
+    let ends = |i: usize| {
+        matches!(b[i], b'.' | b'!' | b'?') && b.get(i + 1).map_or(true, |c| c.is_ascii_whitespace())
+    };
     let mut start = 0;
     for i in (0..at).rev() {
         if ends(i) {
@@ -165,12 +166,18 @@ impl LlmNer {
     }
 }
 
-impl EntityRecognizer for LlmNer {
-    fn name(&self) -> &str {
+impl LlmNer {
+    /// Its name for reports: `llm-ner:{model}`.
+    pub fn name(&self) -> &str {
         &self.name
     }
 
-    fn entities(&self, query: &str) -> Result<Vec<String>> {
+    /// The entity names of `query` by the endpoint (the query's deadline starts here when this
+    /// is its first call).
+    ///
+    /// # Errors
+    /// [`Error::Llm`] for a failed call or an answer without entity (both counted).
+    pub fn recognise(&self, query: &str) -> Result<Vec<String>> {
         let t = Instant::now();
         self.client.begin_query(Some(query));
         let answer = self.client.chat(&prompts::ner_prompt(query));

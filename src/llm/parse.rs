@@ -11,7 +11,20 @@ use std::borrow::Cow;
 
 use serde_json::Value;
 
-use crate::catrag::Tier;
+/// The four relevance labels the tiering prompt ([`super::prompts::tier_prompt`]) asks the
+/// model to choose from (CatRAG §3, stage II), as read from its answer. The engine maps them to
+/// its edge tiers; this module knows only the words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TierLabel {
+    /// `irrelevant` (also `none`, `unrelated`).
+    Irrelevant,
+    /// `weak` (also `low`).
+    Weak,
+    /// `high` (also `relevant`).
+    High,
+    /// `direct`.
+    Direct,
+}
 
 /// The answer without the reasoning of a "thinking" model: every `<think>…</think>` block
 /// (Qwen3, DeepSeek-R1 and other reasoning models served by llama.cpp, Ollama or vLLM; also
@@ -188,15 +201,15 @@ pub fn extract_json(text: &str) -> Option<Value> {
 }
 
 /// A tier name as a model may write it (`High`, `"direct"`, `Tier: weak`, `HIGH.`), or `None`.
-pub fn tier_word(s: &str) -> Option<Tier> {
+pub fn tier_word(s: &str) -> Option<TierLabel> {
     let w: String = s.trim().to_ascii_lowercase();
     let w = w.trim_matches(|c: char| !c.is_ascii_alphabetic());
     let w = w.rsplit(|c: char| !c.is_ascii_alphabetic()).next().unwrap_or(w);
     match w {
-        "irrelevant" | "none" | "unrelated" => Some(Tier::Irrelevant),
-        "weak" | "low" => Some(Tier::Weak),
-        "high" | "relevant" => Some(Tier::High),
-        "direct" => Some(Tier::Direct),
+        "irrelevant" | "none" | "unrelated" => Some(TierLabel::Irrelevant),
+        "weak" | "low" => Some(TierLabel::Weak),
+        "high" | "relevant" => Some(TierLabel::High),
+        "direct" => Some(TierLabel::Direct),
         _ => None,
     }
 }
@@ -214,11 +227,11 @@ fn edge_index(id: &str, n: usize) -> Option<usize> {
 /// "tier": "high"}, …]`, the same inside code fences or prose, truncated JSON, and plain lines
 /// `e1: high`. An id that is missing, out of range, or given two different tiers is `None` (the
 /// caller makes it Weak and logs it). Never panics.
-pub fn parse_tiers(text: &str, n: usize) -> Vec<Option<Tier>> {
+pub fn parse_tiers(text: &str, n: usize) -> Vec<Option<TierLabel>> {
     let text = strip_think(text);
     let text = text.as_ref();
-    let mut out: Vec<Option<Option<Tier>>> = vec![None; n]; // None: not seen; Some(None): conflict
-    let mut put = |i: usize, t: Tier| {
+    let mut out: Vec<Option<Option<TierLabel>>> = vec![None; n]; // None: not seen; Some(None): conflict
+    let mut put = |i: usize, t: TierLabel| {
         out[i] = match out[i] {
             None => Some(Some(t)),
             Some(Some(prev)) if prev == t => Some(Some(t)),
@@ -408,7 +421,7 @@ pub fn parse_answer(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use Tier::*;
+    use TierLabel::*;
 
     #[test]
     fn fences_and_prose() {

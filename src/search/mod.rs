@@ -29,7 +29,7 @@ use serde::Serialize;
 use crate::cage::{CageRelevance, Reranked};
 use crate::catrag::{
     explain, top_entities, EdgeTierer, EmbeddingSimilarityTierer, ExplainConfig, Fallback, GraphMethod,
-    PassageExplanation, PathNode, QueryInput, Retrieval, Retriever,
+    PassageExplanation, PathNode, PreparedQuery, QueryInput, Retrieval, Retriever,
 };
 use crate::corpus::Corpus;
 use crate::error::{Error, Result};
@@ -161,6 +161,15 @@ pub struct SearchResult {
     pub trace: Trace,
 }
 
+impl SearchResult {
+    /// A graph method's result as a [`GraphSearch`] (its hits and retrieval); `None` for a
+    /// method that walked no graph.
+    pub fn into_graph_search(self) -> Option<GraphSearch> {
+        let SearchResult { hits, trace, .. } = self;
+        trace.retrieval.map(|retrieval| GraphSearch { hits, retrieval })
+    }
+}
+
 /// A graph query's ranked passages and everything the graph step computed
 /// ([`Index::search_graph`]).
 #[derive(Debug, Clone)]
@@ -169,6 +178,35 @@ pub struct GraphSearch {
     pub hits: Vec<Hit>,
     /// Seeds, anchors, overlay, PPR report, fallback… (see [`Retrieval`]).
     pub retrieval: Retrieval,
+}
+
+/// The first half of a graph search, internal: walked nothing (the hits and the retrieval that
+/// says why) or prepared (and whether the query embeds to the zero vector).
+enum GraphPrep {
+    Done(Vec<Hit>, Retrieval),
+    Prepared(PreparedQuery, bool),
+}
+
+/// A graph search stopped before its edge tiers and PPR ([`Index::prepare_graph`]).
+#[derive(Debug, Clone)]
+pub struct PreparedGraphSearch {
+    /// Seeds, boost, pruning and the batches to tier.
+    pub query: PreparedQuery,
+    method: Method,
+    text: String,
+    k: usize,
+    query_is_zero: bool,
+    trace: Trace,
+}
+
+/// What [`Index::prepare_graph`] gives: a search that walked nothing and is complete, or one
+/// waiting for its tiers ([`Index::finish_graph`]).
+#[derive(Debug, Clone)]
+pub enum GraphStep {
+    /// Nothing to walk (nothing matches, not English): the result.
+    Done(SearchResult),
+    /// Waiting for [`Index::finish_graph`].
+    Prepared(PreparedGraphSearch),
 }
 
 /// A graph query explained ([`Index::explain_result`]): the hits, the query-level retrieval
@@ -422,7 +460,10 @@ impl Index {
         Ok(GraphSearch { hits, retrieval })
     }
 
-    /// The graph step of [`Index::search_graph`] over a built [`QueryContext`].
+    /// The graph step of [`Index::search_graph`] over a built [`QueryContext`]: its first half
+    /// ([`Index::graph_prepare`]), the edge tiers of the prepared batches from the attached
+    /// tierer (an LLM tierer natively, else the offline embedding-similarity tierer), and its
+    /// second half ([`Index::graph_finish`]: one PPR run, the ranking).
     fn graph_stage(
         &self,
         ctx: &QueryContext<'_>,
@@ -430,6 +471,27 @@ impl Index {
         method: Method,
         gm: GraphMethod,
     ) -> Result<(Vec<Hit>, Retrieval)> {
+        let (prepared, query_is_zero) = match self.graph_prepare(ctx, k, method, gm)? {
+            GraphPrep::Done(hits, retrieval) => return Ok((hits, retrieval)),
+            GraphPrep::Prepared(prepared, query_is_zero) => (prepared, query_is_zero),
+        };
+        let kg = self.graph.as_ref().ok_or(Error::MissingGraph { method: method.name().to_string() })?;
+        let fallback_tierer = EmbeddingSimilarityTierer { thresholds: self.config.catrag.similarity_tiers };
+        let tierer: &dyn EdgeTierer = kg.tierer.as_deref().unwrap_or(&fallback_tierer);
+        let requests = prepared.tier_requests(&kg.graph);
+        let answered: Vec<Option<Vec<crate::catrag::Tier>>> = if requests.is_empty() {
+            Vec::new()
+        } else {
+            tierer.tier_all(&requests).into_iter().map(Result::ok).collect()
+        };
+        drop(requests);
+        self.graph_finish(prepared, k, query_is_zero, tierer.name(), answered)
+    }
+
+    /// The first half of a graph search: the "nothing matches" gate, the dense passage prior,
+    /// the not-English fallback, then seeds, key-fact boost and coarse pruning
+    /// ([`Retriever::prepare`]); no tiering call and no PPR. Counts one graph search.
+    fn graph_prepare(&self, ctx: &QueryContext<'_>, k: usize, method: Method, gm: GraphMethod) -> Result<GraphPrep> {
         let field = self.field(method)?;
         let kg = self.graph.as_ref().ok_or(Error::MissingGraph { method: method.name().to_string() })?;
         self.counts().graph_searches.set(self.counts().graph_searches.get() + 1);
@@ -470,7 +532,7 @@ impl Index {
             teleport: Vec::new(),
         };
         if ctx.nothing_matches(false) {
-            return Ok((Vec::new(), unwalked(None, NOTHING_MATCHES, &[])));
+            return Ok(GraphPrep::Done(Vec::new(), unwalked(None, NOTHING_MATCHES, &[])));
         }
         let (passage_scores, query_is_zero) = self.dense_passage_prior(ctx, field)?;
         // The graph's facts and the query NER are English (rule OpenIE skips passages that do
@@ -488,7 +550,7 @@ impl Index {
                 rank_f32(scored, k, &self.corpus)
             };
             let retrieval = unwalked(Some(Fallback::NoSeeds), NOT_ENGLISH, &passage_scores);
-            return Ok((hits, retrieval));
+            return Ok(GraphPrep::Done(hits, retrieval));
         }
         let inputs = self.catrag_inputs(ctx, kg, field, gm)?;
         let cfg = &self.config.catrag;
@@ -507,11 +569,25 @@ impl Index {
             }),
             mentions: &inputs.mentions,
         };
-        let fallback_tierer = EmbeddingSimilarityTierer { thresholds: cfg.similarity_tiers };
-        let tierer: &dyn EdgeTierer = kg.tierer.as_deref().unwrap_or(&fallback_tierer);
+        let prepared = Retriever::prepare(&kg.graph, gm, &input, kg.embedder.as_ref(), cfg)?;
+        Ok(GraphPrep::Prepared(prepared, query_is_zero))
+    }
+
+    /// The second half of a graph search after [`Index::graph_prepare`]: the tiers of the
+    /// prepared batches (`tiers[i]` for batch i, `None`: Weak; named `tierer`), one PPR run
+    /// ([`Retriever::finish`]) and the ranking ([`rank`], ties by passage id).
+    fn graph_finish(
+        &self,
+        prepared: PreparedQuery,
+        k: usize,
+        query_is_zero: bool,
+        tierer: &str,
+        tiers: Vec<Option<Vec<crate::catrag::Tier>>>,
+    ) -> Result<(Vec<Hit>, Retrieval)> {
+        let kg = self.graph.as_ref().ok_or(Error::MissingGraph { method: "catrag".to_string() })?;
         let retrieval = match kg.retriever.try_borrow_mut() {
-            Ok(mut r) => r.retrieve(&kg.graph, gm, &input, kg.embedder.as_ref(), tierer, cfg)?,
-            Err(_) => Retriever::new().retrieve(&kg.graph, gm, &input, kg.embedder.as_ref(), tierer, cfg)?,
+            Ok(mut r) => r.finish(&kg.graph, prepared, tierer, tiers)?,
+            Err(_) => Retriever::new().finish(&kg.graph, prepared, tierer, tiers)?,
         };
         // Passage node scores → corpus passages, ranked in f64, ties by passage id.
         let graph = &kg.graph;
@@ -529,6 +605,53 @@ impl Index {
             rank(scored, k, &self.corpus)
         };
         Ok((hits, retrieval))
+    }
+
+    /// A graph search up to its edge tiers (the page's LLM tiering): the query context, seeds,
+    /// boost and pruning ([`Retriever::prepare`]), no PPR. A query that walks nothing (nothing
+    /// matches, not English) is already [`GraphStep::Done`]. The caller asks the endpoint for
+    /// the tiers of [`PreparedGraphSearch::query`]'s batches, then calls [`Index::finish_graph`].
+    ///
+    /// # Errors
+    /// As [`Index::search_graph`].
+    pub fn prepare_graph(&self, query: &str, k: usize, method: Method) -> Result<GraphStep> {
+        let gm = method.graph_method().filter(|_| method.cage_first_stage().is_none()).ok_or_else(|| {
+            Error::UnknownMethod { name: method.name().to_string(), known: "hipporag, catrag".into() }
+        })?;
+        let ctx = QueryContext::new(self, query, QueryOptions::default());
+        self.counts().first_stages.set(self.counts().first_stages.get() + 1);
+        let step = self.graph_prepare(&ctx, k, method, gm)?;
+        let (text, groups) = ctx.into_parts();
+        let trace = Trace { groups, ..Trace::default() };
+        Ok(match step {
+            GraphPrep::Done(hits, retrieval) => GraphStep::Done(SearchResult {
+                method,
+                query: text,
+                hits,
+                trace: Trace { retrieval: Some(retrieval), ..trace },
+            }),
+            GraphPrep::Prepared(query, query_is_zero) => {
+                GraphStep::Prepared(PreparedGraphSearch { query, method, text, k, query_is_zero, trace })
+            }
+        })
+    }
+
+    /// The rest of a graph search after [`Index::prepare_graph`]: the tiers of the prepared
+    /// batches (`tiers[i]` for batch i, `None`: Weak; named `tierer`), one PPR run and the
+    /// ranking, ties by passage id. The result carries its trace, as [`Index::run`]'s.
+    ///
+    /// # Errors
+    /// [`Error::MissingGraph`] when the graph is gone; PPR's errors.
+    pub fn finish_graph(
+        &self,
+        prepared: PreparedGraphSearch,
+        tierer: &str,
+        tiers: Vec<Option<Vec<crate::catrag::Tier>>>,
+    ) -> Result<SearchResult> {
+        let PreparedGraphSearch { query, method, text, k, query_is_zero, mut trace } = prepared;
+        let (hits, retrieval) = self.graph_finish(query, k, query_is_zero, tierer, tiers)?;
+        trace.retrieval = Some(retrieval);
+        Ok(SearchResult { method, query: text, hits, trace })
     }
 
     /// The graph search's dense passage prior: cos(query, passage) for every corpus passage with

@@ -70,15 +70,17 @@ async fn fetch_client_against_the_fault_server() {
     assert_eq!(c.requests_sent(), 0);
 }
 
-/// CatRAG's LLM tiering in wasm, in three phases around the synchronous engine
-/// (`cairn::llm::plan`): plan the batches, ask the endpoint over fetch (the fault server's
-/// /tiers route rates every edge "high"), run again from the cache.
+/// CatRAG's LLM tiering in wasm as the page runs it: the graph search prepared up to its tiers
+/// (`Index::prepare_graph`, no PPR), the tiering state machine's asynchronous driver over fetch
+/// (the fault server's /tiers route rates every edge "high"), then `Index::finish_graph` (PPR
+/// once).
 #[wasm_bindgen_test]
-async fn three_phase_tiering_over_fetch() {
+async fn tiering_over_fetch_between_the_search_halves() {
+    use cairn::catrag::tiering::{run_async, TierMemo, TierPlan, TierSession};
     use cairn::catrag::{OverlayCause, Tier};
     use cairn::embed::{Embedder, StaticEmbedder};
     use cairn::index::{EmbedderSlot, Method};
-    use cairn::llm::plan::{CachedTierer, TierCache, TierPlanner};
+    use cairn::search::GraphStep;
     use std::rc::Rc;
 
     let mut corpus = cairn::Corpus::new();
@@ -89,24 +91,25 @@ async fn three_phase_tiering_over_fetch() {
     let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm().unwrap());
     index.attach_embedder(EmbedderSlot::Static, e.clone(), &mut |_, _| {}).unwrap();
     index.build_graph(e, &mut |_, _, _| {}).unwrap();
-    let client = client("tiers", |_| {});
+    let client = Rc::new(client("tiers", |_| {}));
     let mut tiered_queries = 0;
     for q in crate::common::questions().iter().take(5) {
-        let planner = TierPlanner::default();
-        index.set_edge_tierer(Box::new(planner.clone())).unwrap();
-        index.search_graph(q, 5, Method::Catrag).unwrap();
-        let batches = planner.take();
-        let cache = TierCache::default();
-        for b in &batches {
-            let mut sums = std::collections::HashMap::new();
-            for (i, r) in b.summary_requests(3) {
-                sums.insert(i, client.chat(&r).await.unwrap().content);
-            }
-            let answer = client.chat(&b.tier_request(3, &sums)).await.unwrap();
-            assert_eq!(cache.fill(b, &answer.content), 0, "every edge id answered");
-        }
-        index.set_edge_tierer(Box::new(CachedTierer::new(cache.clone(), "fault"))).unwrap();
-        let found = index.search_graph(q, 5, Method::Catrag).unwrap();
+        let GraphStep::Prepared(prepared) = index.prepare_graph(q, 5, Method::Catrag).unwrap() else {
+            continue;
+        };
+        let plan = TierPlan::new(&prepared.query.tier_requests(index.graph().unwrap()));
+        let edges = plan.edges();
+        let batches = plan.batches.len();
+        let session = TierSession::new(plan, prepared.query.config(), &TierMemo::default());
+        let c = client.clone();
+        let outcome = run_async(session, 2, move |req| {
+            let c = c.clone();
+            async move { c.chat(&req).await.map(|r| r.content) }
+        })
+        .await;
+        assert!(outcome.error.is_none(), "{:?}", outcome.error);
+        assert_eq!(outcome.stats.unparsed_edges, 0, "every edge id answered");
+        let found = index.finish_graph(prepared, "llm:fault", outcome.tiers).unwrap().into_graph_search().unwrap();
         assert_eq!(found.retrieval.tier_failures, 0);
         let tiered: Vec<_> = found
             .retrieval
@@ -114,9 +117,9 @@ async fn three_phase_tiering_over_fetch() {
             .iter()
             .filter(|o| matches!(o.cause, OverlayCause::Tiered { .. }))
             .collect();
-        assert_eq!(tiered.len(), cache.len());
+        assert_eq!(tiered.len(), edges);
         assert!(tiered.iter().all(|o| matches!(o.cause, OverlayCause::Tiered { tier: Tier::High })));
-        tiered_queries += usize::from(!batches.is_empty());
+        tiered_queries += usize::from(batches > 0);
     }
     assert!(tiered_queries > 0, "some query had edges to tier");
 }
@@ -128,7 +131,7 @@ async fn three_phase_tiering_over_fetch() {
 async fn real_server_over_fetch() {
     use cairn::embed::{Embedder, StaticEmbedder};
     use cairn::index::{EmbedderSlot, Method};
-    use cairn::llm::plan::{CachedTierer, TierCache, TierPlanner};
+    use cairn::catrag::tiering::{run_async, TierMemo, TierPlan, TierSession};
     use std::rc::Rc;
 
     let Some(url) = option_env!("CAIRN_LLM_REAL_URL") else {
@@ -155,19 +158,24 @@ async fn real_server_over_fetch() {
     index.attach_embedder(EmbedderSlot::Static, e.clone(), &mut |_, _| {}).unwrap();
     index.build_graph(e, &mut |_, _, _| {}).unwrap();
     let q = &crate::common::questions()[0];
-    let planner = TierPlanner::default();
-    index.set_edge_tierer(Box::new(planner.clone())).unwrap();
-    index.search_graph(q, 5, Method::Catrag).unwrap();
-    // One batch is enough to show the path (SmolLM2 is slow on 2 cores); no summaries.
-    let batches: Vec<_> = planner.take().into_iter().take(1).collect();
-    let cache = TierCache::default();
-    let mut unparsed = 0;
-    for b in &batches {
-        let answer = client.chat(&b.tier_request(3, &Default::default())).await.unwrap();
-        unparsed += cache.fill(b, &answer.content);
-    }
-    assert!(unparsed <= cache.len());
-    index.set_edge_tierer(Box::new(CachedTierer::new(cache, "smollm2-135m"))).unwrap();
-    let found = index.search_graph(q, 5, Method::Catrag).unwrap();
+    let cairn::search::GraphStep::Prepared(prepared) = index.prepare_graph(q, 5, Method::Catrag).unwrap() else {
+        panic!("the question walks the graph")
+    };
+    // One batch is enough to show the path (SmolLM2 is slow on 2 cores); no summaries (τ high).
+    let mut plan = TierPlan::new(&prepared.query.tier_requests(index.graph().unwrap()));
+    plan.batches.truncate(1);
+    let edges = plan.edges();
+    let config = cairn::catrag::CatragConfig { tau: usize::MAX, ..prepared.query.config().clone() };
+    let session = TierSession::new(plan, &config, &TierMemo::default());
+    let client = std::rc::Rc::new(client);
+    let outcome = run_async(session, 1, move |req| {
+        let c = client.clone();
+        async move { c.chat(&req).await.map(|r| r.content) }
+    })
+    .await;
+    assert!(outcome.error.is_none(), "{:?}", outcome.error);
+    assert_eq!((outcome.stats.calls, outcome.stats.tier_calls), (1, 1));
+    assert_eq!(outcome.stats.tiered_edges + outcome.stats.unparsed_edges, edges);
+    let found = index.finish_graph(prepared, "llm:smollm2-135m", outcome.tiers).unwrap().into_graph_search().unwrap();
     assert_eq!(found.hits.len(), 5);
 }
