@@ -1132,7 +1132,7 @@ pub use llm_api::{LlmEndpoint, LlmPlan};
 
 /// Every retrieval method this build knows, in the order of `Method::NAMES`, as
 /// `{name, label, short, family, needs: {graph, embedder: "static"|"minilm"|null, cage, llm},
-/// description, score, first_stage, candidates}` (`crate::index::MethodInfo`; `first_stage` and
+/// description, score, prefix, first_stage, candidates}` (`crate::index::MethodInfo`; `first_stage` and
 /// `candidates` are null except for the CAGE methods). A front end builds its method menus and
 /// its "needs the graph / needs a model" logic from this instead of restating them.
 #[wasm_bindgen(js_name = methods, unchecked_return_type = "MethodInfo[]")]
@@ -1158,6 +1158,8 @@ export interface MethodInfo {
   description: string;
   /** What the score is. */
   score: string;
+  /** Completes the query's last word as a prefix (search as you type). */
+  prefix: boolean;
   /** CAGE methods: the first stage reranked and how many of its candidates; else null. */
   first_stage: string | null;
   candidates: number | null;

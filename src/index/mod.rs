@@ -246,6 +246,9 @@ pub struct MethodInfo {
     pub description: String,
     /// What its score is (`Personalized PageRank mass (query-aware)`).
     pub score: String,
+    /// It completes the query's last word as a prefix ([`QueryOptions::prefix`]): `bm25` and
+    /// `hybrid` (its BM25 side), the methods a page can search with as the user types.
+    pub prefix: bool,
     /// For the CAGE methods, the first stage whose top [`Self::candidates`] they rerank.
     pub first_stage: Option<&'static str>,
     /// For the CAGE methods, how many first-stage candidates they rerank (the default
@@ -333,6 +336,7 @@ impl Method {
             needs: self.needs(),
             description,
             score,
+            prefix: matches!(self, Method::Bm25 | Method::Hybrid),
             first_stage: self.cage_first_stage().map(Method::name),
             candidates: self.cage_first_stage().map(|_| n),
         }
@@ -360,11 +364,16 @@ mod method_info_tests {
         assert_eq!(infos[2].needs.embedder, Some(EmbedderSlot::Minilm));
         assert_eq!(infos[3].description, "Reciprocal-rank fusion (k = 60) of BM25 and dense.");
         let families: Vec<&str> = infos.iter().map(|i| i.family).collect();
-        assert_eq!(families, ["lexical", "dense", "dense", "hybrid", "graph", "graph", "cage", "cage", "cage"]);
+        assert_eq!(
+            families,
+            ["lexical", "dense", "dense", "hybrid", "graph", "graph", "cage", "cage", "cage"]
+        );
         let llm: Vec<&str> = infos.iter().filter(|i| i.needs.llm).map(|i| i.name).collect();
         assert_eq!(llm, ["catrag", "catrag+cage"]);
         let graph: Vec<&str> = infos.iter().filter(|i| i.needs.graph).map(|i| i.name).collect();
         assert_eq!(graph, ["hipporag", "catrag", "catrag+cage"]);
+        let prefix: Vec<&str> = infos.iter().filter(|i| i.prefix).map(|i| i.name).collect();
+        assert_eq!(prefix, ["bm25", "hybrid"]);
     }
 }
 
