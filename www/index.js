@@ -6,7 +6,8 @@
 //   methods              the method selector and each method's needs, from the engine's methods()
 //   progress, notices    the progress bar and busy state; the error banner and notice line
 //   status               render(): the corpus status and the controls that follow the engine
-//   corpus, search       adding text; running a search (what a method needs first, as you type)
+//   corpus, documents    adding text and files; HTML, Word and PDF files to text (loaded on demand)
+//   search               running a search (what a method needs first, search as you type)
 //   results, graph, cage the hits; the graph walk's SVG; CAGE's scores and passage graphs
 //   storage, share       saved indexes (IndexedDB, .cairn files); share links and the URL start
 //   llm                  the LLM endpoint panel
@@ -25,7 +26,8 @@ import { initShare, startFromLocation } from './ui/share.js';
 
 el.errorDismiss.addEventListener('click', hideError);
 el.cancel.addEventListener('click', () => {
-  if (state.embedderLoad) cancelEmbedderLoad();
+  if (state.converting) state.converting.cancelled = true;
+  else if (state.embedderLoad) cancelEmbedderLoad();
   else restartKeepingCorpus('Indexing was cancelled');
 });
 initCorpus();

@@ -24,5 +24,6 @@ export const state = {
   // so that a Cancel that must stop the worker can rebuild the corpus (BM25 only) in a new one.
   history: [],
   pendingIndex: null, // the indexing request in flight
+  converting: null, // {cancelled} while documents (HTML, .docx, PDF) are converted to text
   restoring: 0, // replayed requests still to answer
 };
