@@ -114,6 +114,7 @@ const HTML = `<!doctype html><html><head><title>Harbour guide</title><style>p { 
 <script>var quokkaSecret = 1;</script></head><body>
 <nav><a href="/">Home</a> Menu with the word lighthouse</nav>
 <main><h1>Harbour guide</h1><p>The harbour of Zembla has a blue lighthouse built in 1887.</p>
+<p>Harbourmaster's office<br>Quay Street 4</p>
 <h2>Ferries</h2><ul><li>The morning ferry to Vondel leaves at seven.</li><li>The evening ferry returns at nine.</li></ul>
 <p hidden>A hidden paragraph about quokkas.</p></main>
 <footer>Footer about lighthouses</footer></body></html>`;
@@ -179,15 +180,17 @@ test('an HTML page, a .docx and a PDF are added to the demo corpus, titled by he
     { name: 'orchard.docx', mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', buffer: DOCX },
     { name: 'observatory.pdf', mimeType: 'application/pdf', buffer: PDF },
   ]);
-  // demo (997) + html 3 (h1 paragraph, two list items) + docx 2 + pdf 2 pages = 1004
-  await page.waitForFunction(() => /^1,004 passages/.test(document.getElementById('status').textContent.trim()), null, { timeout: WAIT })
+  // demo (997) + html 4 (two paragraphs, two list items) + docx 2 + pdf 2 pages = 1005
+  await page.waitForFunction(() => /^1,005 passages/.test(document.getElementById('status').textContent.trim()), null, { timeout: WAIT })
     .catch(async () => assert.fail(`status: ${await page.textContent('#status')}; error: ${await page.textContent('#error-message')}`));
   assert.match(await page.textContent('#sources'), /HotpotQA demo, harbour\.html, orchard\.docx, observatory\.pdf/);
 
   const harbour = await search(page, 'Zembla lighthouse');
   assert.deepEqual(harbour[0], { id: 'harbour.html#1', title: 'harbour.html › Harbour guide', text: 'The harbour of Zembla has a blue lighthouse built in 1887.' });
+  const office = await search(page, 'Harbourmaster Quay');
+  assert.deepEqual(office[0], { id: 'harbour.html#2', title: 'harbour.html › Harbour guide', text: 'Harbourmaster\'s office Quay Street 4' });
   const ferry = await search(page, 'ferry Vondel');
-  assert.deepEqual(ferry[0], { id: 'harbour.html#2', title: 'harbour.html › Ferries', text: 'The morning ferry to Vondel leaves at seven.' });
+  assert.deepEqual(ferry[0], { id: 'harbour.html#3', title: 'harbour.html › Ferries', text: 'The morning ferry to Vondel leaves at seven.' });
   assert.deepEqual(await search(page, 'quokkaSecret'), [], 'script text was indexed');
   assert.deepEqual(await search(page, 'quokkas'), [], 'a hidden paragraph was indexed');
   const chrome = await search(page, 'Menu Footer');
@@ -225,8 +228,10 @@ test('a broken PDF and a broken .docx get their own errors; the good file and th
   await page.waitForFunction(() => !document.getElementById('error').hidden, null, { timeout: WAIT });
   const message = await page.textContent('#error-message');
   assert.match(message, /broken\.pdf: not a PDF that can be read/);
-  assert.match(message, /broken\.docx: not a Word \(\.docx\) file that can be read/);
+  assert.match(message, /broken\.docx: not a Word \(\.docx\) file that can be read \(it is not a zip archive, as every \.docx is\)/);
   assert.doesNotMatch(message, /fish\.pdf/);
+  fs.mkdirSync(screenshots, { recursive: true });
+  await page.screenshot({ path: path.join(screenshots, 'documents-errors.png'), fullPage: false });
   const fish = await search(page, 'Lanternfish Corvina');
   assert.equal(fish[0].title, 'fish.pdf › page 1');
   assert.deepEqual(errors, []);

@@ -11,7 +11,7 @@ const SKIPPED = new Set(['nav', 'header', 'footer', 'aside', 'script', 'style', 
 const BLOCKS = new Set([
   'address', 'article', 'blockquote', 'body', 'caption', 'dd', 'details', 'dialog', 'div', 'dl', 'dt', 'fieldset',
   'figcaption', 'figure', 'hr', 'li', 'main', 'ol', 'p', 'pre', 'section', 'summary', 'table', 'tbody', 'td', 'tfoot',
-  'th', 'thead', 'tr', 'ul', 'br',
+  'th', 'thead', 'tr', 'ul',
 ]);
 const HEADING = /^h([1-6])$/;
 
@@ -65,6 +65,10 @@ export function htmlToText(html) {
       }
       if (child.nodeType !== 1) continue;
       const tag = child.localName;
+      if (tag === 'br') {
+        para += ' '; // a line break inside a paragraph (an address, a verse)
+        continue;
+      }
       if (SKIPPED.has(tag) || child.hasAttribute('hidden')) continue;
       const h = HEADING.exec(tag);
       if (h) {
@@ -153,13 +157,16 @@ export async function documentText(file, kind, onProgress) {
     try {
       return await docxToText(bytes);
     } catch (err) {
-      throw new Error(`not a Word (.docx) file that can be read (${err.message || err})`);
+      const why = /central directory|zip/i.test(String(err.message || err))
+        ? 'it is not a zip archive, as every .docx is'
+        : String(err.message || err).replace(/\.$/, '');
+      throw new Error(`not a Word (.docx) file that can be read (${why})`);
     }
   }
   try {
     return await pdfToText(bytes, onProgress);
   } catch (err) {
-    const what = err && err.name === 'PasswordException' ? 'the PDF is password-protected' : `not a PDF that can be read (${err.message || err})`;
+    const what = err && err.name === 'PasswordException' ? 'the PDF is password-protected' : `not a PDF that can be read (${String(err.message || err).replace(/\.$/, '')})`;
     throw new Error(what);
   }
 }
