@@ -8,7 +8,8 @@
 // package (pkg-minilm/: its JS as a lazy chunk, its wasm as an asset) and the model
 // (models/minilm-int8.onnx → dist/models/), fetched by the worker only when that method is chosen.
 // Documents added in the page load their readers as lazy chunks, only when a file of their kind
-// is added: pdf.js ("pdfjs", and its own Web Worker) for PDF, mammoth ("mammoth") for .docx.
+// is added: pdf.js (chunk "pdfjs", and its worker, the asset pdf.worker.min.*.mjs) for PDF,
+// mammoth (chunk "mammoth") for .docx.
 //
 //   npm run build:wasm   # pkg/, needed first
 //   npm run build:wasm-minilm && bash tools/fetch_models.sh   # pkg-minilm/ and models/, needed too

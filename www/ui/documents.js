@@ -106,11 +106,10 @@ let pdfjs = null;
 /** pdf.js, loaded (with its worker) the first time a PDF is added. */
 async function loadPdfjs() {
   if (pdfjs) return pdfjs;
-  const mod = await import(/* webpackChunkName: "pdfjs" */ 'pdfjs-dist');
-  mod.GlobalWorkerOptions.workerPort = new Worker(
-    /* webpackChunkName: "pdfjs-worker" */ new URL('pdfjs-dist/build/pdf.worker.mjs', import.meta.url),
-    { type: 'module' },
-  );
+  // pdf.js's own builds: the library as a lazy chunk, its worker as a file (an asset of the
+  // page's origin) that pdf.js starts itself
+  const mod = await import(/* webpackChunkName: "pdfjs" */ 'pdfjs-dist/build/pdf.min.mjs');
+  mod.GlobalWorkerOptions.workerSrc = new URL('pdfjs-dist/build/pdf.worker.min.mjs', import.meta.url).href;
   pdfjs = mod;
   return mod;
 }
