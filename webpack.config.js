@@ -7,6 +7,9 @@
 // chosen; their names are fixed, not content-hashed), and, for method dense-minilm, the MiniLM
 // package (pkg-minilm/: its JS as a lazy chunk, its wasm as an asset) and the model
 // (models/minilm-int8.onnx → dist/models/), fetched by the worker only when that method is chosen.
+// Documents added in the page load their readers as lazy chunks, only when a file of their kind
+// is added: pdf.js (chunk "pdfjs", and its worker, the asset pdf.worker.min.*.mjs) for PDF,
+// mammoth (chunk "mammoth") for .docx.
 //
 //   npm run build:wasm   # pkg/, needed first
 //   npm run build:wasm-minilm && bash tools/fetch_models.sh   # pkg-minilm/ and models/, needed too
@@ -85,8 +88,9 @@ module.exports = (env, argv) => {
       hints: production ? 'warning' : false,
       maxAssetSize: 1024 * 1024,
       maxEntrypointSize: 300 * 1024,
-      // the MiniLM package (chunk "minilm" and its ~15 MB wasm) is loaded only on demand
-      assetFilter: (file) => /\.(js|css|wasm)$/.test(file) && !/minilm/.test(file),
+      // the MiniLM package (chunk "minilm" and its ~15 MB wasm), pdf.js (chunks "pdfjs", its
+      // worker) and mammoth (chunk "mammoth") are loaded only on demand
+      assetFilter: (file) => /\.(js|css|wasm)$/.test(file) && !/minilm|pdf|mammoth/.test(file),
     },
     stats: 'minimal',
   };

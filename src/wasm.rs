@@ -115,12 +115,6 @@ pub fn version() -> String {
     env!("CARGO_PKG_VERSION").to_string()
 }
 
-/// The names of the retrieval methods this build supports.
-#[wasm_bindgen(js_name = methods, unchecked_return_type = "string[]")]
-pub fn methods() -> JsValue {
-    serde_wasm_bindgen::to_value(Method::NAMES).unwrap_or(JsValue::NULL)
-}
-
 fn js_err(e: impl std::fmt::Display) -> JsError {
     JsError::new(&e.to_string())
 }
@@ -943,3 +937,39 @@ impl CageModel {
 #[path = "wasm_llm.rs"]
 mod llm_api;
 pub use llm_api::{LlmEndpoint, LlmPlan};
+
+/// Every retrieval method this build knows, in the order of `Method::NAMES`, as
+/// `{name, label, short, family, needs: {graph, embedder: "static"|"minilm"|null, cage, llm},
+/// description, score, prefix, first_stage, candidates}` (`crate::index::MethodInfo`; `first_stage` and
+/// `candidates` are null except for the CAGE methods). A front end builds its method menus and
+/// its "needs the graph / needs a model" logic from this instead of restating them.
+#[wasm_bindgen(js_name = methods, unchecked_return_type = "MethodInfo[]")]
+pub fn methods() -> JsValue {
+    use serde::Serialize as _;
+    let infos: Vec<crate::index::MethodInfo> = Method::ALL.into_iter().map(Method::info).collect();
+    infos.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).unwrap_or(JsValue::NULL)
+}
+
+#[wasm_bindgen(typescript_custom_section)]
+const TS_METHOD_INFO: &'static str = r#"
+/** One retrieval method as `methods()` describes it. */
+export interface MethodInfo {
+  name: string;
+  /** Menu label, e.g. "CatRAG (query-aware PPR on the knowledge graph)". */
+  label: string;
+  /** Short name for a results line, e.g. "CatRAG". */
+  short: string;
+  family: 'lexical' | 'dense' | 'hybrid' | 'graph' | 'cage';
+  /** graph: needs the knowledge graph; embedder: the passage vectors it needs; cage: CAGE's
+   *  graph embeddings; llm: can tier its edges with an LLM endpoint (never required). */
+  needs: { graph: boolean; embedder: 'static' | 'minilm' | null; cage: boolean; llm: boolean };
+  description: string;
+  /** What the score is. */
+  score: string;
+  /** Completes the query's last word as a prefix (search as you type). */
+  prefix: boolean;
+  /** CAGE methods: the first stage reranked and how many of its candidates; else null. */
+  first_stage: string | null;
+  candidates: number | null;
+}
+"#;

@@ -17,8 +17,6 @@ const corpusUrl = params.get('corpus');
 const QUERIES = clampInt(params.get('queries'), 200, 1, 10000);
 const K = clampInt(params.get('k'), 10, 1, 1000);
 const METHOD = params.get('method') || 'bm25';
-const EMBEDDER_METHODS = ['dense', 'hybrid', 'hipporag', 'catrag'];
-const GRAPH_METHODS = ['hipporag', 'catrag'];
 const LIMIT = clampInt(params.get('limit'), 0, 0, 1e9);
 const WARMUP = 10;
 
@@ -93,10 +91,16 @@ async function run() {
   if (!corpusUrl) throw new Error('add ?corpus=URL (a JSONL file on this origin) to the address');
   const engine = engineWorker();
   const hello = await engine.next((m) => m.type === 'hello');
-  if (!hello.methods.includes(METHOD)) {
-    throw new Error(`method=${METHOD}: this build knows ${hello.methods.join(', ')}`);
+  // what the method needs, as the engine describes it (methods())
+  const info = hello.methods.find((m) => m.name === METHOD);
+  if (!info) {
+    throw new Error(`method=${METHOD}: this build knows ${hello.methods.map((m) => m.name).join(', ')}`);
   }
-  if (!hello.available.includes(METHOD) && !EMBEDDER_METHODS.includes(METHOD) && METHOD !== 'dense-minilm') {
+  const EMBEDDER_METHODS = hello.methods.filter((m) => m.needs.embedder === 'static' && !m.needs.cage).map((m) => m.name);
+  const usesStatic = EMBEDDER_METHODS.includes(METHOD);
+  const usesMinilm = info.needs.embedder === 'minilm';
+  const graphMethod = info.needs.graph && !info.needs.cage;
+  if (!hello.available.includes(METHOD) && !usesStatic && !usesMinilm) {
     throw new Error(`method=${METHOD} cannot run in the page (available: ${hello.available.join(', ')}; the static embedder adds ${EMBEDDER_METHODS.join(', ')})`);
   }
 
@@ -120,7 +124,7 @@ async function run() {
   }
 
   let embedder = null;
-  if (!hello.available.includes(METHOD) && METHOD !== 'dense-minilm') {
+  if (!hello.available.includes(METHOD) && !usesMinilm) {
     say('Loading the embeddings…');
     engine.post({ type: 'load-embedder', id: 1 });
     const loaded = await engine.next((m) => m.type === 'ready' && m.request === 'load-embedder');
@@ -137,7 +141,7 @@ async function run() {
   if (!ready.changed) throw new Error('indexing failed');
 
   let graph = null;
-  if (GRAPH_METHODS.includes(METHOD)) {
+  if (graphMethod) {
     say('Building the knowledge graph…');
     const tg = performance.now();
     engine.post({ type: 'load-embedder', id: 3, embedder: 'graph' });
@@ -159,11 +163,11 @@ async function run() {
   }
 
   let minilm = null;
-  if (METHOD === 'dense-minilm') {
+  if (usesMinilm) {
     say('Loading MiniLM and embedding every passage…');
     engine.post({ type: 'load-embedder', id: 2, embedder: 'minilm' });
     const loaded = await engine.next((m) => m.type === 'ready' && m.request === 'load-embedder');
-    if (!loaded.available.includes(METHOD)) throw new Error('MiniLM did not load, so dense-minilm is not available');
+    if (!loaded.available.includes(METHOD)) throw new Error(`MiniLM did not load, so ${METHOD} is not available`);
     const t = loaded.timing;
     minilm = {
       embedder: `minilm, ${loaded.minilm.dims}-d`,
@@ -199,7 +203,7 @@ async function run() {
   // graph methods: build steps, the query's parts and PPR alone (Engine.graphBench, the same
   // figures as the native `cairn bench --method catrag`)
   let graphBench = null;
-  if (GRAPH_METHODS.includes(METHOD)) {
+  if (graphMethod) {
     say('Timing PPR…');
     engine.post({ type: 'graph-bench', id: 4, queries, method: METHOD });
     graphBench = (await engine.next((m) => m.type === 'graph-bench' && m.id === 4)).figures;

@@ -591,7 +591,8 @@ async function handle(msg, early) {
         }
         // graph methods: why each passage ranked (seeds, paths), for the page's drawing, read from
         // the same search (the graph search runs once)
-        const graphMethod = opts.method === 'hipporag' || opts.method === 'catrag';
+        const needs = METHOD_INFO.get(opts.method)?.needs;
+        const graphMethod = !!needs && needs.graph && !needs.cage;
         let hits, explanation;
         if (graphMethod && msg.explain !== false) {
           ({ hits, explanation } = engine.searchExplained(query, opts));
@@ -889,7 +890,10 @@ async function searchWithLlm(msg) {
 // fetches the MiniLM package's wasm (shared with dense-minilm, fetched once) and the 330 KB int8
 // model, both from this site, unless every passage already has its Z (a loaded index).
 
-const CAGE_METHODS = ['cage', 'bm25+cage', 'catrag+cage'];
+// Every method the engine knows, by name (methods(): label, needs, CAGE's first stage and
+// depth), and the CAGE methods' names; set once the wasm module is ready.
+let METHOD_INFO = new Map();
+let CAGE_METHODS = [];
 // Copied by webpack from assets/cage/.
 const CAGE_MODEL_URL = 'assets/cage/rgcn-int8.onnx';
 // The R-GCN once loaded: {model (a CageModel), dim}.
@@ -913,8 +917,7 @@ async function minilmModule(wasmBytes) {
 function withCage(available) {
   if (!cage || !available.includes('dense')) return available;
   // (the engine lists a CAGE method itself once every passage has its graph embedding)
-  const extra = ['cage', 'bm25+cage'];
-  if (available.includes('catrag')) extra.push('catrag+cage');
+  const extra = CAGE_METHODS.filter((m) => available.includes(METHOD_INFO.get(m).first_stage));
   return available.concat(extra.filter((m) => !available.includes(m)));
 }
 
@@ -928,7 +931,8 @@ async function loadCage(id, method) {
   const t0 = now();
   if (!(await needStaticEmbedderAndPassages(id, reply, 'There is nothing to rerank yet: index some passages first.'))) return;
   let graphMs = null;
-  if (method === 'catrag+cage' && !engine.availableMethods().includes('catrag')) {
+  const firstStage = METHOD_INFO.get(method)?.first_stage;
+  if (METHOD_INFO.get(method)?.needs.graph && !engine.availableMethods().includes(firstStage)) {
     const t = now();
     if (!buildGraphOrFail(fail)) return;
     graphMs = now() - t;
@@ -1019,7 +1023,7 @@ function cageSearch(query, opts, id) {
     method: opts.method,
     hits,
     ms: t2 - t0,
-    cage: { candidates: Math.min(20, engine.stats().passages), embedded, embedMs: t1 - t0, rerankMs: t2 - t1 },
+    cage: { candidates: Math.min(METHOD_INFO.get(opts.method).candidates, engine.stats().passages), embedded, embedMs: t1 - t0, rerankMs: t2 - t1 },
   };
 }
 
@@ -1028,6 +1032,8 @@ let queue = init()
   .then(() => {
     engine = new Engine(undefined);
     info = { methods: methods(), version: version() };
+    METHOD_INFO = new Map(info.methods.map((m) => [m.name, m]));
+    CAGE_METHODS = info.methods.filter((m) => m.needs.cage).map((m) => m.name);
     post({ type: 'hello', stats: engine.stats(), ...methodsInfo(), ...info });
   })
   .catch((err) => {

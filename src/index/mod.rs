@@ -210,6 +210,170 @@ impl Method {
     }
 }
 
+/// What a method needs before it can run, as [`Method::needs`] reports it (and `methods()` in
+/// the wasm module, for the page's "needs the graph / needs the model" logic).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct MethodNeeds {
+    /// It walks the knowledge graph: [`Index::build_graph`] first.
+    pub graph: bool,
+    /// The embedder whose passage vectors it needs ([`Method::embedder`]); `None`: none.
+    pub embedder: Option<EmbedderSlot>,
+    /// It reranks with CAGE: every passage's graph embedding first ([`Index::attach_cage`]).
+    pub cage: bool,
+    /// It can rate its query's edges with the user's LLM endpoint when one is configured
+    /// (CatRAG's edge tiering, METHOD.md §3); never required: without one it tiers offline.
+    pub llm: bool,
+}
+
+/// One method as a user interface lists it ([`Method::info`]): names, words and needs, so that
+/// no front end restates them.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MethodInfo {
+    /// The name `FromStr` accepts (`catrag`).
+    pub name: &'static str,
+    /// The label of a method menu (`CatRAG (query-aware PPR on the knowledge graph)`).
+    pub label: String,
+    /// The short name of a results line (`CatRAG`).
+    pub short: &'static str,
+    /// The method's family ([`Method::family`]).
+    pub family: &'static str,
+    /// What it needs before it can run.
+    pub needs: MethodNeeds,
+    /// One sentence on how it ranks.
+    pub description: String,
+    /// What its score is (`Personalized PageRank mass (query-aware)`).
+    pub score: String,
+    /// It completes the query's last word as a prefix ([`QueryOptions::prefix`]): `bm25` and
+    /// `hybrid` (its BM25 side), the methods a page can search with as the user types.
+    pub prefix: bool,
+    /// For the CAGE methods, the first stage whose top [`Self::candidates`] they rerank.
+    pub first_stage: Option<&'static str>,
+    /// For the CAGE methods, how many first-stage candidates they rerank (the default
+    /// [`CageConfig::candidates`], 20).
+    pub candidates: Option<usize>,
+}
+
+impl Method {
+    /// The method's family: `lexical` (bm25), `dense` (dense, dense-minilm), `hybrid`, `graph`
+    /// (hipporag, catrag) or `cage` (the CAGE rerankers).
+    pub fn family(self) -> &'static str {
+        match self {
+            Method::Bm25 => "lexical",
+            Method::Dense | Method::DenseMinilm => "dense",
+            Method::Hybrid => "hybrid",
+            Method::Hipporag | Method::Catrag => "graph",
+            Method::Cage | Method::Bm25Cage | Method::CatragCage => "cage",
+        }
+    }
+
+    /// The method's short name, as a results line shows it (`CatRAG`, `BM25 + CAGE`).
+    pub fn short_label(self) -> &'static str {
+        match self {
+            Method::Bm25 => "BM25",
+            Method::Dense => "dense",
+            Method::DenseMinilm => "dense MiniLM",
+            Method::Hybrid => "hybrid",
+            Method::Hipporag => "HippoRAG 2",
+            Method::Catrag => "CatRAG",
+            Method::Cage => "CAGE",
+            Method::Bm25Cage => "BM25 + CAGE",
+            Method::CatragCage => "CatRAG + CAGE",
+        }
+    }
+
+    /// The method's menu label, with the default CAGE depth ([`CageConfig::candidates`]).
+    pub fn label(self) -> String {
+        let n = CageConfig::default().candidates;
+        match self {
+            Method::Bm25 => "BM25".into(),
+            Method::Dense => "Dense (static MiniLM)".into(),
+            Method::DenseMinilm => "Dense (MiniLM transformer)".into(),
+            Method::Hybrid => "Hybrid (BM25 + dense, RRF)".into(),
+            Method::Hipporag => "HippoRAG 2 (static PPR on the knowledge graph)".into(),
+            Method::Catrag => "CatRAG (query-aware PPR on the knowledge graph)".into(),
+            Method::Cage => format!("CAGE (dense top {n}, reranked by passage-graph coherence)"),
+            Method::Bm25Cage => format!("BM25 + CAGE (BM25 top {n}, reranked by coherence)"),
+            Method::CatragCage => format!("CatRAG + CAGE (CatRAG top {n}, reranked by coherence)"),
+        }
+    }
+
+    /// What the method needs before it can run.
+    pub fn needs(self) -> MethodNeeds {
+        MethodNeeds {
+            graph: self.graph_method().is_some(),
+            embedder: self.embedder(),
+            cage: self.cage_first_stage().is_some(),
+            llm: self.graph_method() == Some(GraphMethod::CatRag),
+        }
+    }
+
+    /// The method's names, words and needs, with the default configuration's figures.
+    pub fn info(self) -> MethodInfo {
+        let n = CageConfig::default().candidates;
+        let (description, score) = match self {
+            Method::Bm25 => ("Okapi BM25 over title and text: passages that share the query's words, rare words weighing most.".into(), "BM25 score".into()),
+            Method::Dense => ("Cosine similarity of static-embedder vectors (distilled from all-MiniLM-L6-v2): passages close in meaning, shared words or not.".into(), "Cosine similarity".into()),
+            Method::DenseMinilm => ("Cosine similarity of all-MiniLM-L6-v2 vectors (the transformer itself).".into(), "Cosine similarity (MiniLM)".into()),
+            Method::Hybrid => (format!("Reciprocal-rank fusion (k = {RRF_K}) of BM25 and dense."), "RRF score (reciprocal-rank fusion of BM25 and dense)".into()),
+            Method::Hipporag => ("HippoRAG 2: static Personalized PageRank over the knowledge graph from the query's fact seeds.".into(), "Personalized PageRank mass".into()),
+            Method::Catrag => ("CatRAG: HippoRAG 2 with symbolic anchoring, key-fact boost, coarse pruning and query-aware edge tiering.".into(), "Personalized PageRank mass (query-aware)".into()),
+            Method::Cage | Method::Bm25Cage | Method::CatragCage => {
+                let first = self.cage_first_stage().map_or("", |m| m.short_label());
+                (
+                    format!("CAGE: {first}'s top {n} reranked by the coherence of their passage graphs (R-GCN embeddings), fused with relevance."),
+                    format!("CAGE fused score: α · first-stage score (min–max) + (1 − α) · min–max(coherence) over the {n} candidates"),
+                )
+            }
+        };
+        MethodInfo {
+            name: self.name(),
+            label: self.label(),
+            short: self.short_label(),
+            family: self.family(),
+            needs: self.needs(),
+            description,
+            score,
+            prefix: matches!(self, Method::Bm25 | Method::Hybrid),
+            first_stage: self.cage_first_stage().map(Method::name),
+            candidates: self.cage_first_stage().map(|_| n),
+        }
+    }
+}
+
+#[cfg(test)]
+mod method_info_tests {
+    use super::*;
+
+    #[test]
+    fn method_info_lists_needs_and_words_for_every_method() {
+        let infos: Vec<MethodInfo> = Method::ALL.into_iter().map(Method::info).collect();
+        let names: Vec<&str> = infos.iter().map(|i| i.name).collect();
+        assert_eq!(names, Method::NAMES);
+        let catrag_cage = &infos[8];
+        assert_eq!(catrag_cage.label, "CatRAG + CAGE (CatRAG top 20, reranked by coherence)");
+        assert_eq!(catrag_cage.family, "cage");
+        assert_eq!(
+            catrag_cage.needs,
+            MethodNeeds { graph: true, embedder: Some(EmbedderSlot::Static), cage: true, llm: true }
+        );
+        assert_eq!((catrag_cage.first_stage, catrag_cage.candidates), (Some("catrag"), Some(20)));
+        assert_eq!(infos[0].needs, MethodNeeds { graph: false, embedder: None, cage: false, llm: false });
+        assert_eq!(infos[2].needs.embedder, Some(EmbedderSlot::Minilm));
+        assert_eq!(infos[3].description, "Reciprocal-rank fusion (k = 60) of BM25 and dense.");
+        let families: Vec<&str> = infos.iter().map(|i| i.family).collect();
+        assert_eq!(
+            families,
+            ["lexical", "dense", "dense", "hybrid", "graph", "graph", "cage", "cage", "cage"]
+        );
+        let llm: Vec<&str> = infos.iter().filter(|i| i.needs.llm).map(|i| i.name).collect();
+        assert_eq!(llm, ["catrag", "catrag+cage"]);
+        let graph: Vec<&str> = infos.iter().filter(|i| i.needs.graph).map(|i| i.name).collect();
+        assert_eq!(graph, ["hipporag", "catrag", "catrag+cage"]);
+        let prefix: Vec<&str> = infos.iter().filter(|i| i.prefix).map(|i| i.name).collect();
+        assert_eq!(prefix, ["bm25", "hybrid"]);
+    }
+}
+
 impl std::fmt::Display for Method {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())

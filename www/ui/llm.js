@@ -1,0 +1,245 @@
+// The LLM endpoint panel: settings, connection test, the request badge, the tiers line under a
+// CatRAG result and the answer from the top passages.
+import { $, el } from './dom.js';
+import { methodInfo } from './methods.js';
+import { state } from './state.js';
+
+// Off by default: no configuration, nothing sent. "Use this endpoint" gives the worker a
+// configuration; the worker's wasm client reports every HTTP request before it leaves
+// ('llm-request'), and the badge counts them. Settings live in memory unless "remember on this
+// device" is ticked (then localStorage, key LLM_STORE, API key included).
+
+export const LLM_STORE = 'cairn-llm-endpoint';
+export const llmEl = {
+  panel: $('llm-panel'),
+  state: $('llm-state'),
+  url: $('llm-url'),
+  model: $('llm-model'),
+  key: $('llm-key'),
+  deadline: $('llm-deadline'),
+  remember: $('llm-remember'),
+  use: $('llm-use'),
+  test: $('llm-test'),
+  off: $('llm-off'),
+  result: $('llm-result'),
+  badge: $('llm-badge'),
+  badgeText: $('llm-badge-text'),
+  cancel: $('llm-cancel'),
+  tiers: $('llm-tiers'),
+  answerRow: $('llm-answer-row'),
+  answer: $('llm-answer'),
+  answerText: $('llm-answer-text'),
+};
+export const llm = { config: null, on: false, model: '', host: '', requests: 0, sendingTimer: 0, searching: false, hits: [], query: '', answerId: 0 };
+
+export function llmHost(url) {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+/** What to do about a fetch that the browser refused (CORS) or that reached nothing. */
+export function llmCorsFix() {
+  const origin = location.origin;
+  return `The browser could not read the endpoint's answer: nothing listens at that URL, or the endpoint does not allow this page's origin (${origin}) (CORS). Fix it on the endpoint: Ollama: start it with OLLAMA_ORIGINS=${origin} ollama serve · llama.cpp: llama-server sends CORS headers itself (check the URL and port) · LM Studio: turn on “Enable CORS” in the server settings · anything else: put a reverse proxy in front that adds Access-Control-Allow-Origin: ${origin}.`;
+}
+
+export function llmSendConfig() {
+  if (state.worker) state.worker.postMessage({ type: 'llm-config', config: llm.config });
+}
+
+export function llmApply() {
+  const baseUrl = llmEl.url.value.trim();
+  const model = llmEl.model.value.trim();
+  if (!baseUrl || !model) {
+    llmSetResult('Give the base URL and the model name.', true);
+    return;
+  }
+  const deadlineS = Number(llmEl.deadline.value);
+  const deadlineMs = Number.isFinite(deadlineS) && deadlineS > 0 ? Math.round(deadlineS * 1000) : 5000;
+  llm.config = { baseUrl, model, apiKey: llmEl.key.value || undefined, deadlineMs };
+  try {
+    if (llmEl.remember.checked) localStorage.setItem(LLM_STORE, JSON.stringify(llm.config));
+    else localStorage.removeItem(LLM_STORE);
+  } catch {
+    // storage refused (private mode): the settings stay in memory
+  }
+  llmSetResult('', false);
+  llmSendConfig();
+}
+
+export function llmTurnOff() {
+  llm.config = null;
+  llmEl.key.value = '';
+  llmEl.remember.checked = false;
+  try {
+    localStorage.removeItem(LLM_STORE);
+  } catch {
+    // nothing stored
+  }
+  llmSetResult('', false);
+  llmSendConfig();
+}
+
+export function llmSetResult(text, bad) {
+  llmEl.result.textContent = text;
+  llmEl.result.classList.toggle('bad', !!bad);
+}
+
+export function llmRenderState() {
+  llmEl.state.textContent = llm.on ? `on: ${llm.model} at ${llm.host}` : 'off: nothing is sent';
+  llmEl.test.disabled = !llm.on;
+  llmEl.off.disabled = !llm.on;
+  llmEl.answerRow.hidden = !(llm.on && llm.hits.length > 0);
+}
+
+export function llmRenderBadge(sending) {
+  if (llm.requests === 0) {
+    llmEl.badge.hidden = true;
+    return;
+  }
+  llmEl.badge.hidden = false;
+  llmEl.badge.classList.toggle('sending', sending);
+  const n = `${llm.requests} ${llm.requests === 1 ? 'request' : 'requests'} this session`;
+  llmEl.badgeText.textContent = sending ? `Sending to ${llm.host}… ${n}` : `Sent to ${llm.host}: ${n}`;
+  llmEl.badge.dataset.requests = String(llm.requests);
+}
+
+export function handleLlmMessage(msg) {
+  switch (msg.type) {
+    case 'llm-config':
+      llm.on = !!msg.on;
+      if (msg.on) {
+        llm.model = msg.model;
+        llm.host = llmHost(msg.url);
+      } else if (msg.error) {
+        llm.config = null;
+        llmSetResult(`These settings cannot be used: ${msg.error}`, true);
+      }
+      llmRenderState();
+      return;
+    case 'llm-request':
+      llm.requests += 1;
+      llm.host = llmHost(msg.url);
+      llmRenderBadge(true);
+      clearTimeout(llm.sendingTimer);
+      llm.sendingTimer = setTimeout(() => llmRenderBadge(false), 1500);
+      return;
+    case 'llm-test':
+      if (msg.ok) {
+        llmSetResult(`Connected: ${msg.model} answered in ${Math.round(msg.latencyMs)} ms (“${String(msg.reply).trim().slice(0, 60)}”).`, false);
+      } else {
+        llmSetResult(/CORS/.test(msg.error) ? `Test failed. ${llmCorsFix()}` : `Test failed: ${msg.error}`, true);
+      }
+      llmEl.test.disabled = !llm.on;
+      return;
+    case 'llm-progress':
+      if (msg.id !== state.searchId) return;
+      llm.searching = true;
+      llmEl.cancel.hidden = false;
+      llmRenderBadge(false);
+      llmEl.badge.hidden = false;
+      el.resultsMeta.textContent = msg.batches
+        ? `Asking ${llm.host} to tier ${msg.edges} edges around ${msg.batches} seed ${msg.batches === 1 ? 'entity' : 'entities'}…`
+        : 'Searching…';
+      return;
+    case 'llm-answer':
+      if (msg.id !== llm.answerId) return;
+      llmEl.answer.disabled = false;
+      llmEl.answerText.hidden = false;
+      llmEl.answerText.classList.toggle('bad', !msg.ok);
+      llmEl.answerText.textContent = msg.ok
+        ? `Written by ${msg.model} (your endpoint at ${llm.host}) from the top 5 passages, not checked by Cairn: ${msg.answer}`
+        : /CORS/.test(msg.error) ? llmCorsFix() : `The endpoint gave no answer: ${msg.error}`;
+      return;
+    default:
+  }
+}
+
+/** The tiers line under a CatRAG result header (null: the search failed). */
+export function renderLlmTiers(msg) {
+  llm.searching = false;
+  llmEl.cancel.hidden = true;
+  llmEl.answerText.hidden = true;
+  llm.hits = msg && msg.hits ? msg.hits.slice(0, 5).map((h) => ({ title: h.title, text: h.text })) : [];
+  llm.query = msg ? String(msg.query ?? '') : '';
+  llmRenderState();
+  const t = msg && msg.tiers;
+  llmEl.tiers.classList.remove('bad');
+  if (!msg || !methodInfo(msg.method).needs.llm) {
+    llmEl.tiers.hidden = true;
+    return;
+  }
+  llmEl.tiers.hidden = false;
+  llmEl.tiers.dataset.kind = t ? t.kind : 'offline';
+  if (!t) {
+    llmEl.tiers.textContent = 'tiers: embedding similarity (offline stand-in)';
+    return;
+  }
+  const parts = [];
+  if (t.batches === 0) parts.push(`tiers: LLM (${t.model}), but no edge needed tiering for this query`);
+  else if (t.kind === 'llm') parts.push(`tiers: LLM (${t.model}), ${t.calls} ${t.calls === 1 ? 'call' : 'calls'}`);
+  else parts.push(`tiers: none from ${t.model}: all ${t.edges} edges fell back to Weak`);
+  if (t.kind === 'llm' && t.weakFallbackEdges > 0) parts.push(`${t.weakFallbackEdges} of ${t.edges} edges fell back to Weak`);
+  if (t.cancelled) parts.push('cancelled: the edges not yet rated are Weak');
+  else if (t.cors) parts.push(llmCorsFix());
+  else if (t.error) parts.push(`the endpoint failed: ${t.error}`);
+  llmEl.tiers.textContent = parts.join(' · ');
+  llmEl.tiers.classList.toggle('bad', t.kind !== 'llm' || !!t.error);
+}
+
+export function llmStartFromStorage() {
+  let saved = null;
+  try {
+    saved = JSON.parse(localStorage.getItem(LLM_STORE) || 'null');
+  } catch {
+    saved = null;
+  }
+  if (!saved || !saved.baseUrl || !saved.model) return;
+  llmEl.url.value = saved.baseUrl;
+  llmEl.model.value = saved.model;
+  if (saved.deadlineMs) llmEl.deadline.value = String(saved.deadlineMs / 1000);
+  llmEl.key.value = saved.apiKey || '';
+  llmEl.remember.checked = true;
+  llm.config = saved; // sent to the worker when it says hello
+}
+
+/** Wire the panel's controls and take the settings remembered on this device, if any. */
+export function initLlm() {
+  llmEl.use.addEventListener('click', llmApply);
+  llmEl.off.addEventListener('click', llmTurnOff);
+  llmEl.test.addEventListener('click', () => {
+    llmEl.test.disabled = true;
+    llmSetResult(`Testing ${llm.host}…`, false);
+    state.worker.postMessage({ type: 'llm-test' });
+  });
+  llmEl.cancel.addEventListener('click', () => state.worker.postMessage({ type: 'llm-cancel' }));
+  llmEl.remember.addEventListener('change', () => {
+    if (!llmEl.remember.checked) {
+      try {
+        localStorage.removeItem(LLM_STORE);
+      } catch {
+        // nothing stored
+      }
+    } else if (llm.config) {
+      try {
+        localStorage.setItem(LLM_STORE, JSON.stringify(llm.config));
+      } catch {
+        // storage refused
+      }
+    }
+  });
+  llmEl.answer.addEventListener('click', () => {
+    if (!llm.hits.length) return;
+    llm.answerId += 1;
+    llmEl.answer.disabled = true;
+    llmEl.answerText.hidden = false;
+    llmEl.answerText.classList.remove('bad');
+    llmEl.answerText.textContent = `Asking ${llm.model} at ${llm.host}…`;
+    state.worker.postMessage({ type: 'llm-answer', id: llm.answerId, query: llm.query, passages: llm.hits });
+  });
+  llmStartFromStorage();
+  llmRenderState();
+}
