@@ -134,7 +134,11 @@ ${code}
   tab.on('pageerror', (e) => errors.push(e.message));
   const logged = new Promise((resolve) => tab.on('console', (m) => resolve(Promise.all(m.args().map((a) => a.jsonValue())))));
   await tab.goto(new URL('readme.html', server.url).href);
-  const args = await Promise.race([logged, new Promise((_, reject) => setTimeout(() => reject(new Error(`no output: ${errors.join(' ')}`)), 60_000))]);
+  let timer;
+  const silent = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`the example logged nothing: ${errors.join(' ')}`)), 60_000);
+  });
+  const args = await Promise.race([logged, silent]).finally(() => clearTimeout(timer));
   await tab.close();
   assert.deepEqual(args, [['lothair'], 'teutberga']);
 });
