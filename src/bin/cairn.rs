@@ -11,6 +11,10 @@ fn main() {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
+#[path = "cairn/site_assets.rs"]
+mod site_assets;
+
+#[cfg(not(target_arch = "wasm32"))]
 mod cli {
     use std::path::{Path, PathBuf};
     use std::time::Instant;
@@ -68,9 +72,10 @@ mod cli {
         /// usually <site>/cairn/, served at /cairn/).
         #[arg(long)]
         out: PathBuf,
-        /// The wasm package to copy (`npm run build:wasm` makes it).
-        #[arg(long, default_value = concat!(env!("CARGO_MANIFEST_DIR"), "/pkg"))]
-        pkg: PathBuf,
+        /// A wasm package folder to copy (cairn.js and cairn_bg.wasm; `npm run build:wasm` makes
+        /// pkg/) instead of the one built into this binary.
+        #[arg(long)]
+        pkg: Option<PathBuf>,
         /// Also build the knowledge graph (methods hipporag and catrag; seconds per thousand
         /// passages, and a bigger index).
         #[arg(long)]
@@ -1023,10 +1028,6 @@ mod cli {
         Some(s.split_whitespace().next()?.parse::<f64>().ok()? / 1e6)
     }
 
-    /// The widget and loader written by `cairn index`.
-    const SITE_LOADER: &str = include_str!("../../assets/site/cairn-loader.js");
-    const SITE_WIDGET: &str = include_str!("../../assets/site/cairn-search.js");
-
     fn index_site(a: IndexArgs) -> CliResult<()> {
         let method: Method = a.method.parse().map_err(|e: cairn::Error| e.to_string())?;
         let needs_dense = method.embedder() == Some(EmbedderSlot::Static);
@@ -1048,14 +1049,7 @@ mod cli {
         if a.graph && a.no_dense {
             return Err("--graph needs the static embedder: drop --no-dense".into());
         }
-        for f in ["cairn.js", "cairn_bg.wasm"] {
-            if !a.pkg.join(f).is_file() {
-                return Err(format!(
-                    "{}: no {f} in the wasm package folder (build it with `npm run build:wasm`, or pass --pkg)",
-                    a.pkg.display()
-                ));
-            }
-        }
+        let web = crate::site_assets::web_files(a.pkg.as_deref())?;
         if let Some(site) = &a.site {
             if !site.is_dir() {
                 return Err(format!("{}: not a folder (give the folder of the built site)", site.display()));
@@ -1135,12 +1129,9 @@ mod cli {
             std::fs::write(&path, data).map_err(|e| format!("{}: {e}", path.display()))
         };
         write("index.cairn.gz", &gz)?;
-        for f in ["cairn.js", "cairn_bg.wasm"] {
-            let from = a.pkg.join(f);
-            std::fs::copy(&from, a.out.join(f)).map_err(|e| format!("{}: {e}", from.display()))?;
+        for (name, data) in web.files() {
+            write(name, data)?;
         }
-        write("cairn-loader.js", SITE_LOADER.as_bytes())?;
-        write("cairn-search.js", SITE_WIDGET.as_bytes())?;
         if !a.no_dense {
             write("static-minilm.bin", cairn::embed::static_embedder::MINILM_TABLE)?;
             write("minilm-vocab.txt", cairn::embed::wordpiece::MINILM_VOCAB.as_bytes())?;
@@ -1166,7 +1157,7 @@ mod cli {
         });
         write("manifest.json", format!("{manifest:#}\n").as_bytes())?;
         let per_mb = |n: usize| n as f64 / (stats.text_bytes.max(1) as f64 / 1e6);
-        let wasm_bytes = std::fs::metadata(a.pkg.join("cairn_bg.wasm")).map(|m| m.len()).unwrap_or(0);
+        let wasm_bytes = web.wasm_bytes();
         println!(
             "{}",
             json!({
@@ -1180,6 +1171,7 @@ mod cli {
                 "index_bytes_per_mb_text": per_mb(bytes.len()),
                 "index_gz_bytes_per_mb_text": per_mb(gz.len()),
                 "wasm_bytes": wasm_bytes,
+                "wasm_package": web.source.to_string(),
                 "cage_z_bytes": cage_bytes,
                 "cage_ms": cage_ms,
                 "graph": index.knowledge_graph().map(|g| json!(g.report().counts)),

@@ -1,0 +1,133 @@
+//! The web files `cairn index` writes next to the index: the wasm package (`cairn.js`,
+//! `cairn_bg.wasm`), the loader (`cairn-loader.js`) and the drop-in widget (`cairn-search.js`).
+//!
+//! The loader and the widget are always compiled in. The wasm package comes from, in order:
+//! `--pkg <folder>`; the copy embedded at build time (release builds and `cargo install`, see
+//! build.rs); the source checkout's `pkg/` (`npm run build:wasm`), for debug builds of a checkout.
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/site_assets.rs"));
+}
+
+/// The loader written by `cairn index`.
+const SITE_LOADER: &str = include_str!("../../../assets/site/cairn-loader.js");
+/// The drop-in search widget written by `cairn index`.
+const SITE_WIDGET: &str = include_str!("../../../assets/site/cairn-search.js");
+/// The wasm package's files, in the order of `WebFiles::package`.
+const PKG_FILES: [&str; 2] = ["cairn.js", "cairn_bg.wasm"];
+
+/// Where the wasm package of a `WebFiles` came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// `--pkg <folder>`.
+    Folder(PathBuf),
+    /// Embedded in the binary at build time.
+    Embedded,
+}
+
+impl std::fmt::Display for Source {
+    /// `embedded`, or the folder's path.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Source::Folder(dir) => write!(f, "{}", dir.display()),
+            Source::Embedded => f.write_str("embedded"),
+        }
+    }
+}
+
+/// The web files to write, with where the wasm package came from.
+pub struct WebFiles {
+    /// `cairn.js` and `cairn_bg.wasm`.
+    package: [Cow<'static, [u8]>; 2],
+    /// Where `package` was read from.
+    pub source: Source,
+}
+
+impl WebFiles {
+    /// Every file `cairn index` writes besides the index and the manifest: (file name, bytes).
+    pub fn files(&self) -> [(&'static str, &[u8]); 4] {
+        [
+            (PKG_FILES[0], &self.package[0]),
+            (PKG_FILES[1], &self.package[1]),
+            ("cairn-loader.js", SITE_LOADER.as_bytes()),
+            ("cairn-search.js", SITE_WIDGET.as_bytes()),
+        ]
+    }
+
+    /// Size of `cairn_bg.wasm` in bytes.
+    pub fn wasm_bytes(&self) -> usize {
+        self.package[1].len()
+    }
+}
+
+/// The web files, the wasm package taken from `pkg` when given, else from the binary, else from
+/// the source checkout's `pkg/`.
+///
+/// Errors (one line, saying what to run): `pkg` lacks `cairn.js` or `cairn_bg.wasm` or cannot be
+/// read; no `pkg` given, nothing embedded and no checkout `pkg/`.
+pub fn web_files(pkg: Option<&Path>) -> Result<WebFiles, String> {
+    if let Some(dir) = pkg {
+        return read_folder(dir);
+    }
+    match generated::EMBEDDED {
+        Ok((js, wasm)) => {
+            Ok(WebFiles { package: [Cow::Borrowed(js), Cow::Borrowed(wasm)], source: Source::Embedded })
+        }
+        Err(why) => {
+            let checkout = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/pkg"));
+            if PKG_FILES.iter().all(|f| checkout.join(f).is_file()) {
+                return read_folder(checkout);
+            }
+            Err(format!(
+                "this cairn binary has no wasm package built in ({why}) and there is no {}: pass \
+                 --pkg <folder with cairn.js and cairn_bg.wasm> (`npm run build:wasm` writes pkg/), or \
+                 install with `cargo install --path .`, which builds it in",
+                checkout.display()
+            ))
+        }
+    }
+}
+
+/// The wasm package in `dir`.
+fn read_folder(dir: &Path) -> Result<WebFiles, String> {
+    let read = |f: &str| -> Result<Cow<'static, [u8]>, String> {
+        let path = dir.join(f);
+        if !path.is_file() {
+            return Err(format!(
+                "{}: no {f} in the wasm package folder (build it with `npm run build:wasm`, or pass --pkg)",
+                dir.display()
+            ));
+        }
+        std::fs::read(&path).map(Cow::Owned).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    Ok(WebFiles {
+        package: [read(PKG_FILES[0])?, read(PKG_FILES[1])?],
+        source: Source::Folder(dir.to_path_buf()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_given_folder_is_read_and_named_in_errors() {
+        let dir = std::env::temp_dir().join(format!("cairn-site-assets-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("cairn.js"), b"export default 1;").unwrap();
+        let err = web_files(Some(&dir)).err().unwrap();
+        assert!(err.contains("no cairn_bg.wasm in the wasm package folder"), "{err}");
+        std::fs::write(dir.join("cairn_bg.wasm"), b"\0asm\x01\0\0\0").unwrap();
+        let web = web_files(Some(&dir)).unwrap();
+        assert_eq!(web.source, Source::Folder(dir.clone()));
+        assert_eq!(web.wasm_bytes(), 8);
+        let names: Vec<&str> = web.files().iter().map(|(n, _)| *n).collect();
+        assert_eq!(names, ["cairn.js", "cairn_bg.wasm", "cairn-loader.js", "cairn-search.js"]);
+        assert_eq!(web.files()[0].1, b"export default 1;");
+        assert!(std::str::from_utf8(web.files()[2].1).unwrap().contains("export async function openIndex"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
