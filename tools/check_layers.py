@@ -170,6 +170,10 @@ def main() -> int:
         if mod not in RANK:
             unknown.add(mod)
         text = strip_comments(f.read_text(encoding="utf-8"))
+        if mod == "bin":
+            # In a binary, `crate::` is the binary's own root (its private modules, such as the
+            # CLI's embedded web assets); the library is reached as `cairn::`.
+            text = re.sub(r"\bcrate::", "self_bin::", text)
         for target in imported_modules(text):
             target = reexports.get(target, target)
             if target == mod or target in ("self", "super"):
