@@ -481,3 +481,27 @@ fn the_page_runs_each_stage_once_per_query() {
     assert_eq!(hits.len(), 5);
     assert_eq!(engine.run_counts(false), vec![1, 1], "first stages, graph searches");
 }
+
+/// The page's CatRAG search with LLM tiers as the worker runs it (`planLlmTiers`, the endpoint's
+/// tiers, `searchWithTiers` with its explanation): one first stage and one graph search per
+/// query. The endpoint's answers arrive between the two calls and touch no index (`LlmEndpoint::
+/// tier` reads only the plan); here the plan goes unanswered, so every batch is Weak.
+#[wasm_bindgen_test]
+fn the_page_runs_one_graph_search_with_llm_tiers() {
+    let mut engine = built_sample_with_graph();
+    let q = "Which hotel houses the Playboy Club?";
+    engine.run_counts(true);
+    let plan = engine.plan_llm_tiers(q, Some(options(5, "catrag"))).map_err(message).unwrap();
+    assert_eq!(engine.run_counts(false), vec![1, 1], "the plan prepares the graph search");
+    let out: serde_json::Value = serde_wasm_bindgen::from_value(
+        engine.search_with_tiers(q, Some(options(5, "catrag")), &plan, "m", true).map_err(message).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(engine.run_counts(false), vec![1, 1], "the tiered search and its explanation add none");
+    assert_eq!(out["hits"].as_array().unwrap().len(), 5);
+    assert_eq!(out["explanation"]["passages"].as_array().unwrap().len(), 5);
+    // The same passages as the offline search with Weak tiers is not asserted: the offline
+    // search tiers by embedding similarity. A plan is searched once.
+    let again = engine.search_with_tiers(q, Some(options(5, "catrag")), &plan, "m", false).err().map(message).unwrap();
+    assert!(again.contains("already searched"), "{again}");
+}
