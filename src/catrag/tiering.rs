@@ -316,9 +316,9 @@ impl TierSession {
                 }
                 let key = (e.target.clone(), e.facts.clone());
                 if let Some(s) = memo.summaries.get(&key) {
-                    if !summaries.contains_key(&key) {
+                    if let std::collections::hash_map::Entry::Vacant(v) = summaries.entry(key) {
                         stats.cached_edges += 1;
-                        summaries.insert(key, s.clone());
+                        v.insert(s.clone());
                     }
                 } else if seen.insert(key.clone()) {
                     wanted.push(key);
