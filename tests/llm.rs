@@ -409,10 +409,23 @@ fn pool_index() -> (cairn::Index, String) {
     (index, q.question.clone())
 }
 
+/// A waker that does nothing (`Waker::noop` needs Rust 1.85; this crate's MSRV is 1.81).
+fn noop_waker() -> std::task::Waker {
+    use std::task::{RawWaker, RawWakerVTable};
+    fn clone(_: *const ()) -> RawWaker {
+        RawWaker::new(std::ptr::null(), &VTABLE)
+    }
+    fn noop(_: *const ()) {}
+    static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, noop, noop, noop);
+    // SAFETY: every function of the table ignores the (null) data pointer.
+    unsafe { std::task::Waker::from_raw(RawWaker::new(std::ptr::null(), &VTABLE)) }
+}
+
 /// Poll a future to completion on this thread (the futures below never wait on a waker).
 fn block_on<F: std::future::Future>(f: F) -> F::Output {
     let mut f = std::pin::pin!(f);
-    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    let waker = noop_waker();
+    let mut cx = std::task::Context::from_waker(&waker);
     loop {
         if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
             return v;

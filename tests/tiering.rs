@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::rc::Rc;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll, Waker};
+use std::task::{Context, Poll};
 
 use cairn::catrag::tiering::{run_async, run_blocking, TierMemo, TierPlan, TierSession};
 use cairn::catrag::{CatragConfig, LlmTierer, OverlayCause, Tier};
@@ -83,11 +83,24 @@ impl LlmClient for Scripted {
     }
 }
 
+/// A waker that does nothing (`Waker::noop` needs Rust 1.85; this crate's MSRV is 1.81).
+fn noop_waker() -> std::task::Waker {
+    use std::task::{RawWaker, RawWakerVTable};
+    fn clone(_: *const ()) -> RawWaker {
+        RawWaker::new(std::ptr::null(), &VTABLE)
+    }
+    fn noop(_: *const ()) {}
+    static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, noop, noop, noop);
+    // SAFETY: every function of the table ignores the (null) data pointer.
+    unsafe { std::task::Waker::from_raw(RawWaker::new(std::ptr::null(), &VTABLE)) }
+}
+
 /// Poll a future to completion on this thread (the scripted endpoint's futures are ready at
 /// once; a pending one is polled again).
 fn block_on<F: Future>(f: F) -> F::Output {
     let mut f = std::pin::pin!(f);
-    let mut cx = Context::from_waker(Waker::noop());
+    let waker = noop_waker();
+    let mut cx = Context::from_waker(&waker);
     loop {
         if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
             return v;

@@ -10,7 +10,7 @@
 //!    with more than τ ([`CatragConfig::tau`], 3) facts (once per entity, however many batches
 //!    hold it; [`llm::prompts::summary_prompt`]), then one batched tier prompt per seed
 //!    ([`llm::prompts::tier_prompt`]), in waves of at most `width` independent calls (the
-//!    client's concurrency). A summary is asked only while it leaves
+//!    client's concurrency; one call until the endpoint has answered one). A summary is asked only while it leaves
 //!    [`CatragConfig::llm_call_reserve`] (5) calls of [`CatragConfig::llm_call_budget`] (75) for
 //!    the tier prompts; a tier prompt only while the budget lasts.
 //! 3. **Answers** ([`TierSession::answer`]): summaries fill their targets' contexts (a target
@@ -284,6 +284,8 @@ pub struct TierSession {
     tiers: Vec<Option<Vec<Tier>>>,
     /// Batches answered from the memo (not asked).
     memo_hits: Vec<bool>,
+    /// Calls the endpoint answered (empty answers included).
+    answered: usize,
     error: Option<String>,
     stats: TierStats,
     out: TierOutcome,
@@ -314,9 +316,9 @@ impl TierSession {
                 }
                 let key = (e.target.clone(), e.facts.clone());
                 if let Some(s) = memo.summaries.get(&key) {
-                    if !summaries.contains_key(&key) {
+                    if let std::collections::hash_map::Entry::Vacant(v) = summaries.entry(key) {
                         stats.cached_edges += 1;
-                        summaries.insert(key, s.clone());
+                        v.insert(s.clone());
                     }
                 } else if seen.insert(key.clone()) {
                     wanted.push(key);
@@ -338,6 +340,7 @@ impl TierSession {
             next_id: 0,
             tiers,
             memo_hits,
+            answered: 0,
             error: None,
             stats,
             out: TierOutcome::default(),
@@ -355,10 +358,12 @@ impl TierSession {
     }
 
     /// The next calls to make, at most `width` (≥ 1), independent of each other; empty when the
-    /// tiering is over. Answer every call of a wave before asking for the next one: a call left
+    /// tiering is over. Until the endpoint has answered one call of the query, a wave is one
+    /// call (a probe: an endpoint that is down or refuses costs the query one call, not a
+    /// wave). Answer every call of a wave before asking for the next one: a call left
     /// unanswered counts as failed.
     pub fn next_wave(&mut self, width: usize) -> Vec<TierCall> {
-        let width = width.max(1);
+        let width = if self.answered == 0 { 1 } else { width.max(1) };
         let unanswered: Vec<usize> = self.pending.keys().copied().collect();
         for id in unanswered {
             self.answer(id, Err(Error::Llm("the call was not answered".into())));
@@ -462,6 +467,7 @@ impl TierSession {
     /// The answer to call `id` (its content, or the client's error). Unknown ids are ignored.
     pub fn answer(&mut self, id: usize, answer: Result<String>) {
         let Some(kind) = self.pending.remove(&id) else { return };
+        self.answered += usize::from(answer.is_ok());
         match (kind, answer) {
             (CallKind::Summary { entity }, Ok(text)) => {
                 let line: String = text.trim().lines().next().unwrap_or_default().chars().take(400).collect();
@@ -708,18 +714,31 @@ mod tests {
 
     #[test]
     fn the_first_failure_ends_the_asking() {
-        let p = plan(vec![vec![edge(1, 2)], vec![edge(2, 2)], vec![edge(3, 2)]]);
+        let p = plan(vec![vec![edge(1, 2)], vec![edge(2, 2)], vec![edge(3, 2)], vec![edge(4, 2)]]);
         let mut s = TierSession::new(p, &CatragConfig::default(), &TierMemo::default());
+        // The probe: one call until the endpoint has answered one.
+        let w = s.next_wave(2);
+        assert_eq!(w.len(), 1);
+        s.answer(w[0].id, Ok("e1: high".into()));
         let w = s.next_wave(2);
         assert_eq!(w.len(), 2);
         s.answer(w[0].id, Err(Error::Llm("HTTP 500".into())));
         s.answer(w[1].id, Ok("e1: direct".into()));
         assert!(s.next_wave(2).is_empty());
         let out = s.finish();
-        assert_eq!(out.tiers, vec![None, Some(vec![Tier::Direct]), None]);
+        assert_eq!(out.tiers, vec![Some(vec![Tier::High]), None, Some(vec![Tier::Direct]), None]);
         assert_eq!(out.stats.stopped_batches, 1);
         assert_eq!(out.stats.failed_calls, 1);
         assert_eq!(out.error.as_deref(), Some("HTTP 500"));
+        // A failing probe: one call for the whole query.
+        let p = plan(vec![vec![edge(1, 2)], vec![edge(2, 2)]]);
+        let mut s = TierSession::new(p, &CatragConfig::default(), &TierMemo::default());
+        let w = s.next_wave(2);
+        assert_eq!(w.len(), 1);
+        s.answer(w[0].id, Err(Error::Llm("CORS".into())));
+        assert!(s.next_wave(2).is_empty());
+        let out = s.finish();
+        assert_eq!((out.stats.calls, out.stats.stopped_batches), (1, 1));
     }
 
     #[test]
@@ -756,7 +775,7 @@ mod tests {
         other.query = "another".into();
         let mut s = TierSession::new(other, &CatragConfig::default(), &memo);
         let waves = answer_all(&mut s, 2);
-        assert_eq!(waves, vec![vec![CallKind::Tiers { batch: 0 }, CallKind::Tiers { batch: 1 }]]);
+        assert_eq!(waves, vec![vec![CallKind::Tiers { batch: 0 }], vec![CallKind::Tiers { batch: 1 }]]);
     }
 
     #[test]
