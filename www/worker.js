@@ -927,7 +927,10 @@ async function searchWithLlm(msg) {
     }
     const plan = engine.planLlmTiers(query, opts, ner && ner.names.length ? ner.names : undefined);
     post({ type: 'llm-progress', id: msg.id, batches: plan.batches, edges: plan.edges });
-    const report = await endpoint.tier(plan);
+    // cancelled during NER: ask nothing more (the edges stay Weak)
+    const report = ner && ner.cancelled
+      ? { batchesAnswered: 0, batches: plan.batches, edges: plan.edges, weakFallbackEdges: plan.edges, calls: 0, stats: null, error: null, cors: false, cancelled: true, breakerOpen: false }
+      : await endpoint.tier(plan);
     const out = engine.searchWithTiers(query, opts, plan, endpoint.model, msg.explain !== false);
     plan.free();
     const ms = now() - t0;
