@@ -384,6 +384,30 @@ impl Engine {
         index.build_graph(embedder, &mut |s, d, t| progress(Phase::of_graph(s), d, t))
     }
 
+    /// Build the knowledge graph as [`Engine::build_graph`] does, from ready-made `triples` (for
+    /// example the endpoint's OpenIE, [`crate::llm::openie`]) with the static embedder
+    /// ([`Index::build_graph_from_triples`]; `extract` is kept in the report).
+    ///
+    /// # Errors
+    /// [`Error::NotBuilt`]; [`Error::MissingEmbedder`] without the static embedder; as
+    /// [`Index::build_graph_from_triples`].
+    pub fn build_graph_from_triples(
+        &mut self,
+        triples: &[Triple],
+        extract: Option<ExtractStats>,
+        progress: Progress<'_>,
+    ) -> Result<&GraphBuildReport> {
+        let index = match &mut self.state {
+            State::Built(i) => i,
+            State::Collecting(_) => return Err(Error::NotBuilt),
+        };
+        let embedder = index.dense(EmbedderSlot::Static).map(|d| d.embedder().clone()).ok_or_else(|| {
+            Error::MissingEmbedder { method: "catrag".into(), embedder: EmbedderSlot::Static.name().into() }
+        })?;
+        self.carried_graph = None;
+        index.build_graph_from_triples(embedder, triples, extract, &mut |s, d, t| progress(Phase::of_graph(s), d, t))
+    }
+
     /// Compute CAGE's graph embedding of every passage that has none yet
     /// ([`Index::compute_cage_z`]; `progress(Phase::Cage, done, total)`). Returns how many.
     ///

@@ -38,6 +38,9 @@ pub struct LlmEndpoint {
     client: Rc<FetchClient>,
     /// Summaries and tier answers kept between searches ([`TierMemo`]).
     memo: Rc<RefCell<TierMemo>>,
+    /// The query whose deadline [`LlmEndpoint::entities`] started: its tiers continue that
+    /// deadline instead of starting their own (one deadline per query).
+    ner_query: Rc<RefCell<Option<String>>>,
 }
 
 /// One query's graph search stopped before its tiers ([`Engine::plan_llm_tiers`]): the prepared
@@ -128,7 +131,11 @@ impl LlmEndpoint {
                 let _ = f.call1(&JsValue::NULL, &ev);
             });
         }
-        Ok(LlmEndpoint { client: Rc::new(client), memo: Rc::new(RefCell::new(TierMemo::default())) })
+        Ok(LlmEndpoint {
+            client: Rc::new(client),
+            memo: Rc::new(RefCell::new(TierMemo::default())),
+            ner_query: Rc::new(RefCell::new(None)),
+        })
     }
 
     /// The model name of the configuration.
@@ -189,7 +196,12 @@ impl LlmEndpoint {
         // The query's deadline starts now and bounds every call below: each search gets its
         // own, even when the user searches the same question again (ending the previous
         // query first, since the policy keeps a running deadline for the same text).
-        client.begin_query(None);
+        // An LLM NER call for this query (`entities`) started the deadline already: the tiers
+        // continue it.
+        let ner_started = self.ner_query.borrow_mut().take().as_deref() == Some(plan.plan.query.as_str());
+        if !ner_started {
+            client.begin_query(None);
+        }
         if !plan.plan.batches.is_empty() {
             client.begin_query(Some(plan.plan.query.as_str()));
         }
@@ -253,6 +265,161 @@ impl LlmEndpoint {
 
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
+struct LlmOutcome {
+    /// The first failure (timeout, HTTP status, CORS refusal, cancelled, breaker open, an
+    /// answer that parses to nothing), if any.
+    error: Option<String>,
+    /// Whether the endpoint refused or could not be reached (CORS or nothing listening).
+    cors: bool,
+    cancelled: bool,
+    /// Whether the circuit breaker is open after this call.
+    breaker_open: bool,
+}
+
+impl LlmOutcome {
+    fn of(client: &FetchClient, error: Option<String>) -> Self {
+        LlmOutcome {
+            cors: error.as_deref().is_some_and(is_cors),
+            error,
+            cancelled: client.is_cancelled(),
+            breaker_open: client.breaker_open(),
+        }
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct EntitiesReport {
+    /// The query's entity names by the endpoint; empty on failure (then the search uses the
+    /// rule-based query NER).
+    names: Vec<String>,
+    #[serde(flatten)]
+    outcome: LlmOutcome,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct TriplesReport {
+    /// The passage's `[subject, relation, object]` triples by the endpoint; empty on failure
+    /// (then the graph build uses the passage's rule-based triples).
+    triples: Vec<crate::llm::parse::LlmTriple>,
+    #[serde(flatten)]
+    outcome: LlmOutcome,
+}
+
+#[wasm_bindgen]
+impl LlmEndpoint {
+    /// LLM NER for CatRAG's symbolic anchoring (METHOD.md §3 channel B, optional LLM NER;
+    /// HippoRAG 2's NER prompt, [`crate::llm::prompts::ner_prompt`], read by
+    /// [`crate::llm::parse::parse_entities`]): one call, which starts the query's deadline (the
+    /// tiers of the same query, [`LlmEndpoint::tier`], continue it) and goes through the breaker.
+    /// Resolves to `{names, error, cors, cancelled, breakerOpen}`; never rejects. Pass `names` to
+    /// [`Engine::plan_llm_tiers`]; empty `names` (a failure, or an answer naming no entity, with
+    /// `error` set) means the rule-based query NER.
+    pub fn entities(&self, query: &str) -> js_sys::Promise {
+        let client = self.client.clone();
+        client.resume();
+        let q = crate::text::fold::nfc(query).into_owned();
+        client.begin_query(None);
+        client.begin_query(Some(q.as_str()));
+        *self.ner_query.borrow_mut() = Some(q.clone());
+        let req = crate::llm::prompts::ner_prompt(&q);
+        wasm_bindgen_futures::future_to_promise(async move {
+            let (names, error) = match client.chat(&req).await {
+                Err(e) => (Vec::new(), Some(e.to_string())),
+                Ok(r) => {
+                    let names = crate::llm::parse::parse_entities(&r.content);
+                    if names.is_empty() {
+                        let head: String = r.content.chars().take(120).collect();
+                        (names, Some(format!("no entity in the answer {head:?}")))
+                    } else {
+                        (names, None)
+                    }
+                }
+            };
+            let rep = EntitiesReport { names, outcome: LlmOutcome::of(&client, error) };
+            to_js(&rep).map_err(|e| JsValue::from(js_err(e)))
+        })
+    }
+
+    /// LLM OpenIE of one passage for the knowledge graph (METHOD.md §1 "Triples", optional LLM
+    /// OpenIE; HippoRAG 2's OpenIE prompt, [`crate::llm::prompts::openie_prompt`], read by
+    /// [`crate::llm::parse::parse_triples`], as the CLI's `--llm-openie`). Each passage's call,
+    /// retries included, has its own deadline (`query_deadline_ms`, the page's "deadline per
+    /// query") besides the request timeout, and goes through the circuit breaker: a hung endpoint
+    /// costs at most `breaker_failures` deadlines, after which calls fail at once until the
+    /// cool-down has passed. Passage `passage` of `engine`'s corpus (insertion order; its title and text are
+    /// read now). Resolves to `{triples, error, cors, cancelled, breakerOpen}`; never rejects
+    /// (a passage outside the corpus resolves with an error and no triple). Collect one result
+    /// per passage and give them to [`Engine::build_graph_from_llm_triples`].
+    #[wasm_bindgen(js_name = openiePassage)]
+    pub fn openie_passage(&self, engine: &Engine, passage: u32) -> js_sys::Promise {
+        let client = self.client.clone();
+        client.begin_query(None);
+        let Some(p) = engine.inner.corpus().passages().get(passage as usize) else {
+            let rep = TriplesReport {
+                triples: Vec::new(),
+                outcome: LlmOutcome::of(&client, Some(format!("no passage {passage} in the corpus"))),
+            };
+            let v = to_js(&rep).unwrap_or(JsValue::NULL);
+            return js_sys::Promise::resolve(&v);
+        };
+        // A deadline of its own: the policy starts one for each new key.
+        client.begin_query(Some(&format!("\u{1}openie {passage} {}", p.id)));
+        let req = crate::llm::prompts::openie_prompt(&p.title, &p.text);
+        wasm_bindgen_futures::future_to_promise(async move {
+            let (triples, error) = match client.chat(&req).await {
+                Err(e) => (Vec::new(), Some(e.to_string())),
+                Ok(r) => {
+                    let triples = crate::llm::parse::parse_triples(&r.content);
+                    if triples.is_empty() {
+                        let head: String = r.content.chars().take(120).collect();
+                        (triples, Some(format!("no triple in the answer {head:?}")))
+                    } else {
+                        (triples, None)
+                    }
+                }
+            };
+            let rep = TriplesReport { triples, outcome: LlmOutcome::of(&client, error) };
+            to_js(&rep).map_err(|e| JsValue::from(js_err(e)))
+        })
+    }
+
+    /// Accept requests again after [`LlmEndpoint::cancel`] (before a run of
+    /// [`LlmEndpoint::openie`] calls; the other operations do it themselves).
+    pub fn resume(&self) {
+        self.client.resume();
+    }
+}
+
+/// Query NER answered beforehand ([`LlmEndpoint::entities`]): the names CatRAG anchors on for
+/// one planned search.
+struct GivenEntities(Vec<String>);
+
+impl crate::catrag::EntityRecognizer for GivenEntities {
+    fn name(&self) -> &str {
+        "llm-ner"
+    }
+    fn entities(&self, _query: &str) -> crate::error::Result<Vec<String>> {
+        Ok(self.0.clone())
+    }
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct LlmGraphBuild {
+    /// The knowledge graph's report (as `graphReport()`).
+    report: serde_json::Value,
+    /// Passages whose triples came from the endpoint.
+    llm_passages: usize,
+    /// Passages that kept their rule-based triples (no answer, a failed call, no triple parsed).
+    fallback_passages: usize,
+    /// Triples taken from the endpoint.
+    llm_triples: usize,
+}
+
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
 struct TieredSearch<'a> {
     hits: Vec<SearchHit<'a>>,
     /// The tierer that ran (`llm:{model}`), or null when no edge was tiered.
@@ -267,7 +434,9 @@ struct TieredSearch<'a> {
 impl Engine {
     /// The first half of a CatRAG search with LLM tiers: the query's seeds, key-fact boost and
     /// coarse pruning ([`crate::Index::prepare_graph`]; no PPR, no I/O), and the batches to
-    /// tier. Options as `search`; the method must be `catrag`.
+    /// tier. Options as `search`; the method must be `catrag`. `names`: the query's entities by
+    /// LLM NER ([`LlmEndpoint::entities`]) for the symbolic anchoring; absent or empty: the
+    /// rule-based query NER.
     ///
     /// # Errors
     /// Not built, no knowledge graph, another method, bad options.
@@ -276,13 +445,24 @@ impl Engine {
         &mut self,
         query: &str,
         options: Option<SearchOptionsArg>,
+        names: Option<Vec<String>>,
     ) -> Result<LlmPlan, JsError> {
         let (k, method) = search_options(options)?;
         if method != crate::index::Method::Catrag {
             return Err(js_err(format!("LLM tiers are for the method catrag, not {:?}", method.name())));
         }
+        let names: Vec<String> = names.unwrap_or_default().into_iter().filter(|n| !n.trim().is_empty()).collect();
+        let given = !names.is_empty();
+        if given {
+            self.index_mut()?.set_entity_recognizer(Box::new(GivenEntities(names))).map_err(js_err)?;
+        }
         let index = self.index()?;
-        let step = index.prepare_graph(query, k, method).map_err(js_err)?;
+        let step = index.prepare_graph(query, k, method);
+        if given {
+            self.index_mut()?.clear_entity_recognizer();
+        }
+        let step = step.map_err(js_err)?;
+        let index = self.index()?;
         let plan = match (&step, index.graph()) {
             (GraphStep::Prepared(p), Some(graph)) => TierPlan::new(&p.query.tier_requests(graph)),
             _ => TierPlan::default(),
@@ -354,6 +534,82 @@ impl Engine {
             warnings: retrieval.warnings.clone(),
             explanation,
         };
+        to_js(&out).map_err(js_err)
+    }
+}
+
+#[wasm_bindgen]
+impl Engine {
+    /// Build the knowledge graph (METHOD.md §1) from LLM OpenIE: `perPassage[i]` is passage
+    /// `i`'s `[subject, relation, object]` triples by [`LlmEndpoint::openie`] (its `triples`),
+    /// or `null`/`[]` where the endpoint gave none; those passages, and any past the array's
+    /// end, keep their rule-based triples (as the CLI's `--llm-openie`). Sentence spans as
+    /// [`crate::llm::openie::llm_triples`]. Then as `buildGraph` (static embedder, synonyms,
+    /// CSR; same progress phases). Returns `{report, llmPassages, fallbackPassages, llmTriples}`.
+    ///
+    /// Throws when the engine is not built, the static embedder is not loaded, or `perPassage`
+    /// is not an array of triple arrays; the previous graph is kept then.
+    #[wasm_bindgen(js_name = buildGraphFromLlmTriples)]
+    pub fn build_graph_from_llm_triples(
+        &mut self,
+        per_passage: JsValue,
+        on_progress: Option<super::ProgressArg>,
+    ) -> Result<JsValue, JsError> {
+        let per: Vec<Option<Vec<crate::llm::parse::LlmTriple>>> =
+            from_js(per_passage).map_err(|e| js_err(format!("invalid LLM triples: {e}")))?;
+        let on_progress = super::callback(on_progress);
+        let index = self.index()?;
+        if index.dense(crate::index::EmbedderSlot::Static).is_none() {
+            return Err(js_err("the knowledge graph needs the static embedder: load it first (loadStaticEmbedder)"));
+        }
+        let passages = index.corpus().passages();
+        if per.len() > passages.len() {
+            return Err(js_err(format!(
+                "LLM triples for {} passages, but the corpus has {}",
+                per.len(),
+                passages.len()
+            )));
+        }
+        let pipeline = crate::text::Pipeline::english().map_err(js_err)?;
+        let mut progress = super::phase_progress(&on_progress);
+        let rule = crate::extract::extract_corpus(&pipeline, index.corpus(), &mut |d, t| {
+            progress(crate::engine::Phase::Extract, d, t)
+        });
+        let mut stats = rule.stats;
+        let (mut llm_passages, mut llm_triples) = (0usize, 0usize);
+        let mut triples = Vec::with_capacity(rule.triples.len());
+        let mut rule_iter = rule.triples.into_iter().peekable();
+        for (i, p) in passages.iter().enumerate() {
+            let i32_ = i as u32;
+            let mut own = Vec::new();
+            while let Some(t) = rule_iter.next_if(|t| t.passage == i32_) {
+                own.push(t);
+            }
+            match per.get(i).cloned().flatten().filter(|t| !t.is_empty()) {
+                Some(parsed) => {
+                    llm_passages += 1;
+                    llm_triples += parsed.len();
+                    triples.extend(crate::llm::openie::llm_triples(i32_, &p.text, parsed));
+                }
+                None => triples.extend(own),
+            }
+        }
+        // Rule triples of passages the loop did not reach (none: extraction is in corpus order).
+        triples.extend(rule_iter);
+        stats.triples = triples.len();
+        let fallback_passages = passages.len() - llm_passages;
+        drop(progress);
+        self.inner
+            .build_graph_from_triples(&triples, Some(stats), &mut super::phase_progress(&on_progress))
+            .map_err(js_err)?;
+        let report: serde_json::Value = self
+            .inner
+            .index()
+            .ok()
+            .and_then(|i| i.knowledge_graph())
+            .and_then(|kg| serde_json::to_value(kg.report()).ok())
+            .unwrap_or(serde_json::Value::Null);
+        let out = LlmGraphBuild { report, llm_passages, fallback_passages, llm_triples };
         to_js(&out).map_err(js_err)
     }
 }

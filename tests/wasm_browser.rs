@@ -10,3 +10,6 @@ mod wasm_suite;
 /// The LLM client over fetch, against the fault server (browser only: it needs CORS).
 #[path = "wasm_suite/llm_fetch.rs"]
 mod llm_fetch;
+/// The page's LLM NER and LLM OpenIE through the JS API, against the fault server.
+#[path = "wasm_suite/llm_page.rs"]
+mod llm_page;

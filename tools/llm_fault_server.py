@@ -23,6 +23,8 @@ The route picks the behaviour (POST {base}/v1/chat/completions, base = http://12
   /openie      OpenIE in a code fence: {"triples": [[TITLE, "is known for", "Cairn Fault Fact"]]}, TITLE
                read from the prompt's "Title: ..." line
   /openiearr   the same triple as a bare array of arrays (no object), in prose
+  /openieam    as /openie when TITLE's first character is a letter A to M (any case); else a
+               well-formed answer with no triple ("No facts."): the passage falls back to rule OpenIE
   /ner         {"named_entities": ["Cairn Fault Entity"]} whatever the question
   /say/TEXT    a well-formed answer whose content is TEXT, percent-decoded (any answer a model may give)
 
@@ -158,10 +160,13 @@ class Handler(BaseHTTPRequestHandler):
             self.reply(200, completion(""))
         elif route == "auth":
             self.reply(200, completion(self.headers.get("Authorization") or ""))
-        elif route in ("openie", "openiearr"):
+        elif route in ("openie", "openiearr", "openieam"):
             m = re.search(r"^Title: (.*)$", last, re.M)
             triple = [m.group(1) if m else "?", "is known for", "Cairn Fault Fact"]
-            if route == "openie":
+            first = triple[0][:1].upper()
+            if route == "openieam" and not ("A" <= first <= "M"):
+                text = "No facts."
+            elif route in ("openie", "openieam"):
                 text = "```json\n" + json.dumps({"triples": [triple]}) + "\n```"
             else:
                 text = "Here are the triples: " + json.dumps([triple])

@@ -505,7 +505,7 @@ async function loadGraph(id) {
   const t0 = now();
   if (!(await needStaticEmbedderAndPassages(id, reply, 'There is nothing to build a knowledge graph from yet: index some passages first.'))) return;
   const t1 = now();
-  if (!buildGraphOrFail(fail)) return;
+  if (!(await buildGraphOrFail(fail))) return;
   reply({ timing: { graphMs: now() - t1, totalMs: now() - t0 } });
 }
 
@@ -530,10 +530,14 @@ async function needStaticEmbedderAndPassages(id, reply, emptyMessage) {
   return true;
 }
 
-/** Build the knowledge graph with progress; false after `fail` when it could not be built. */
-function buildGraphOrFail(fail) {
+/**
+ * Build the knowledge graph with progress (with the endpoint's OpenIE when LLM OpenIE is on);
+ * false after `fail` when it could not be built.
+ */
+async function buildGraphOrFail(fail) {
   try {
-    engine.buildGraph(progressPoster((p) => p));
+    if (llm && llmUses.openie) await buildGraphWithLlmOpenie();
+    else engine.buildGraph(progressPoster((p) => p));
     return true;
   } catch (err) {
     fail('The knowledge graph could not be built', err);
@@ -643,6 +647,7 @@ async function handle(msg, early) {
     case 'llm-config':
     case 'llm-test':
     case 'llm-answer':
+    case 'llm-uses':
       await handleLlm(msg);
       return;
     default:
@@ -789,6 +794,56 @@ async function handleIndexFile(msg) {
 // {type: 'llm-request', n (this session), url}. 'llm-cancel' (not queued) aborts the fetches.
 let llm = null;
 let llmSessionRequests = 0;
+// What else the endpoint is used for ('llm-uses'): LLM NER for CatRAG's anchoring, LLM OpenIE for
+// the knowledge graph. Both off by default.
+let llmUses = { ner: false, openie: false };
+// Set by a cancel ('llm-cancel' or 'cancel-embedder') during an LLM OpenIE run: the passages not
+// yet asked keep their rule-based triples.
+let llmOpenieCancel = false;
+
+/**
+ * The knowledge graph from the endpoint's OpenIE: one call per passage (LlmEndpoint.openiePassage:
+ * request timeout, retries and circuit breaker; a cancel stops the calls), 'llm-openie' progress
+ * with the count of passages that fell back to rule-based OpenIE, then
+ * Engine.buildGraphFromLlmTriples (rule triples for those passages). Posts 'llm-openie' with
+ * `finished: true` and the counts at the end. Throws what the graph build throws.
+ */
+async function buildGraphWithLlmOpenie() {
+  const endpoint = llm;
+  const total = engine.stats().passages;
+  const perPassage = [];
+  let fallbacks = 0;
+  let firstError = null;
+  let breakerOpen = false;
+  let cors = false;
+  llmOpenieCancel = false;
+  endpoint.resume();
+  post({ type: 'llm-openie', done: 0, total, fallbacks, model: endpoint.model });
+  post({ type: 'progress', phase: 'llm-openie', done: 0, total });
+  for (let i = 0; i < total; i += 1) {
+    if (llmOpenieCancel) break;
+    const r = await endpoint.openiePassage(engine, i);
+    if (r.triples.length > 0) perPassage.push(r.triples);
+    else {
+      perPassage.push(null);
+      fallbacks += 1;
+      firstError ??= r.error;
+      cors ||= !!r.cors;
+    }
+    breakerOpen = !!r.breakerOpen;
+    post({ type: 'llm-openie', done: i + 1, total, fallbacks, model: endpoint.model });
+    post({ type: 'progress', phase: 'llm-openie', done: i + 1, total });
+  }
+  const cancelled = llmOpenieCancel;
+  llmOpenieCancel = false;
+  const out = engine.buildGraphFromLlmTriples(perPassage, progressPoster((p) => p));
+  post({
+    type: 'llm-openie', finished: true, total, asked: perPassage.length, model: endpoint.model,
+    llmPassages: out.llmPassages, fallbackPassages: out.fallbackPassages, llmTriples: out.llmTriples,
+    cancelled, error: firstError, cors, breakerOpen,
+  });
+  return out;
+}
 
 function llmEvent(ev) {
   if (ev && ev.type === 'request') {
@@ -799,6 +854,9 @@ function llmEvent(ev) {
 
 async function handleLlm(msg) {
   switch (msg.type) {
+    case 'llm-uses':
+      llmUses = { ner: !!msg.ner, openie: !!msg.openie };
+      return;
     case 'llm-config': {
       llm?.cancel();
       llm?.free();
@@ -859,15 +917,27 @@ async function searchWithLlm(msg) {
     const t0 = now();
     const opts = { k: Number(msg.k) || 5, method: 'catrag' };
     const query = String(msg.query ?? '');
-    const plan = engine.planLlmTiers(query, opts);
+    // LLM NER first (one call; it starts the query's deadline, which the tiers continue): the
+    // anchoring takes its names, or the rule-based NER when it gave none.
+    let ner = null;
+    if (llmUses.ner) {
+      post({ type: 'llm-progress', id: msg.id, ner: true });
+      const r = await endpoint.entities(query);
+      ner = { model: endpoint.model, ...r };
+    }
+    const plan = engine.planLlmTiers(query, opts, ner && ner.names.length ? ner.names : undefined);
     post({ type: 'llm-progress', id: msg.id, batches: plan.batches, edges: plan.edges });
-    const report = await endpoint.tier(plan);
+    // cancelled during NER: ask nothing more (the edges stay Weak)
+    const report = ner && ner.cancelled
+      ? { batchesAnswered: 0, batches: plan.batches, edges: plan.edges, weakFallbackEdges: plan.edges, calls: 0, stats: null, error: null, cors: false, cancelled: true, breakerOpen: false }
+      : await endpoint.tier(plan);
     const out = engine.searchWithTiers(query, opts, plan, endpoint.model, msg.explain !== false);
     plan.free();
     const ms = now() - t0;
     post({
       type: 'results', id: msg.id, query: msg.query, method: 'catrag', hits: out.hits, ms,
       explanation: out.explanation ?? undefined,
+      ner: ner ?? undefined,
       tiers: {
         kind: report.batchesAnswered > 0 ? 'llm' : 'weak',
         model: endpoint.model, url: endpoint.url, tierer: out.tierer, tierFailures: out.tierFailures,
@@ -934,7 +1004,7 @@ async function loadCage(id, method) {
   const firstStage = METHOD_INFO.get(method)?.first_stage;
   if (METHOD_INFO.get(method)?.needs.graph && !engine.availableMethods().includes(firstStage)) {
     const t = now();
-    if (!buildGraphOrFail(fail)) return;
+    if (!(await buildGraphOrFail(fail))) return;
     graphMs = now() - t;
   }
   let downloadMs = 0;
@@ -1043,7 +1113,8 @@ let queue = init()
 
 self.onmessage = (event) => {
   if (event.data?.type === 'llm-cancel') {
-    // not queued: it must reach the fetches of the search in progress
+    // not queued: it must reach the fetches of the search or graph build in progress
+    llmOpenieCancel = true;
     llm?.cancel();
     return;
   }
@@ -1051,6 +1122,11 @@ self.onmessage = (event) => {
     // not queued: it must reach a download that is waiting for the network
     embedderDownload?.abort();
     minilmCancel = true;
+    if (llm) {
+      // an LLM OpenIE graph build: stop asking (the rest keep their rule-based triples)
+      llmOpenieCancel = true;
+      llm.cancel();
+    }
     return;
   }
   let early = null;

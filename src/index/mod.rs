@@ -701,6 +701,14 @@ impl Index {
         Ok(())
     }
 
+    /// Go back to the rule-based query NER after [`Index::set_entity_recognizer`]. Does nothing
+    /// without a graph.
+    pub fn clear_entity_recognizer(&mut self) {
+        if let Some(g) = self.graph.as_mut() {
+            g.recognizer = None;
+        }
+    }
+
     /// Use `tierer` for CatRAG's edge tiering instead of the offline
     /// [`EmbeddingSimilarityTierer`] (for example an LLM tierer). Kept until the graph is rebuilt.
     ///

@@ -86,6 +86,22 @@ fn sentence_span(text: &str, needle: &str) -> (u32, u32) {
     (start as u32, end as u32)
 }
 
+/// The graph's triples of passage `passage` (text `text`) from the endpoint's parsed triples
+/// ([`parse::parse_triples`]): each gets the span of the sentence holding its subject (else its
+/// object), else the whole passage (LLM triples carry no source sentence).
+pub fn llm_triples(passage: u32, text: &str, parsed: Vec<parse::LlmTriple>) -> Vec<Triple> {
+    parsed
+        .into_iter()
+        .map(|[subject, relation, object]| {
+            let mut span = sentence_span(text, &subject);
+            if span == (0, text.len() as u32) {
+                span = sentence_span(text, &object);
+            }
+            Triple { subject, relation, object, passage, sentence: span }
+        })
+        .collect()
+}
+
 /// OpenIE by the endpoint: one call per passage ([`prompts::openie_prompt`]), answer read with
 /// [`parse::parse_triples`]. Sentence spans: the sentence holding the triple's subject (else its
 /// object), else the whole passage.
@@ -126,16 +142,7 @@ impl LlmOpenIe {
                     rule.to_vec()
                 } else {
                     s.items += triples.len();
-                    triples
-                        .into_iter()
-                        .map(|[subject, relation, object]| {
-                            let mut span = sentence_span(text, &subject);
-                            if span == (0, text.len() as u32) {
-                                span = sentence_span(text, &object);
-                            }
-                            Triple { subject, relation, object, passage, sentence: span }
-                        })
-                        .collect()
+                    llm_triples(passage, text, triples)
                 }
             }
         };

@@ -1,7 +1,9 @@
 // The LLM endpoint panel: settings, connection test, the request badge, the tiers line under a
-// CatRAG result and the answer from the top passages.
+// CatRAG result, the answer from the top passages, and two more uses of the endpoint (both off by
+// default): LLM NER for CatRAG's anchoring and LLM OpenIE for the knowledge graph.
 import { $, el } from './dom.js';
 import { methodInfo } from './methods.js';
+import { loadEmbedder } from './search.js';
 import { state } from './state.js';
 
 // Off by default: no configuration, nothing sent. "Use this endpoint" gives the worker a
@@ -29,8 +31,12 @@ export const llmEl = {
   answerRow: $('llm-answer-row'),
   answer: $('llm-answer'),
   answerText: $('llm-answer-text'),
+  ner: $('llm-ner'),
+  openie: $('llm-openie'),
+  openieBuild: $('llm-openie-build'),
+  openieStatus: $('llm-openie-status'),
 };
-export const llm = { config: null, on: false, model: '', host: '', requests: 0, sendingTimer: 0, searching: false, hits: [], query: '', answerId: 0 };
+export const llm = { building: false, config: null, on: false, model: '', host: '', requests: 0, sendingTimer: 0, searching: false, hits: [], query: '', answerId: 0 };
 
 export function llmHost(url) {
   try {
@@ -47,7 +53,15 @@ export function llmCorsFix() {
 }
 
 export function llmSendConfig() {
-  if (state.worker) state.worker.postMessage({ type: 'llm-config', config: llm.config });
+  if (state.worker) {
+    state.worker.postMessage({ type: 'llm-config', config: llm.config });
+    llmSendUses();
+  }
+}
+
+/** What else the endpoint is used for: LLM NER (anchoring) and LLM OpenIE (graph build). */
+export function llmSendUses() {
+  if (state.worker) state.worker.postMessage({ type: 'llm-uses', ner: llmEl.ner.checked, openie: llmEl.openie.checked });
 }
 
 export function llmApply() {
@@ -92,6 +106,7 @@ export function llmRenderState() {
   llmEl.state.textContent = llm.on ? `on: ${llm.model} at ${llm.host}` : 'off: nothing is sent';
   llmEl.test.disabled = !llm.on;
   llmEl.off.disabled = !llm.on;
+  llmEl.openieBuild.disabled = !(llm.on && llmEl.openie.checked) || llm.building;
   llmEl.answerRow.hidden = !(llm.on && llm.hits.length > 0);
 }
 
@@ -141,9 +156,13 @@ export function handleLlmMessage(msg) {
       llmEl.cancel.hidden = false;
       llmRenderBadge(false);
       llmEl.badge.hidden = false;
-      el.resultsMeta.textContent = msg.batches
+      if (msg.ner) el.resultsMeta.textContent = `Asking ${llm.host} for the query's entities (LLM NER)…`;
+      else el.resultsMeta.textContent = msg.batches
         ? `Asking ${llm.host} to tier ${msg.edges} edges around ${msg.batches} seed ${msg.batches === 1 ? 'entity' : 'entities'}…`
         : 'Searching…';
+      return;
+    case 'llm-openie':
+      renderLlmOpenie(msg);
       return;
     case 'llm-answer':
       if (msg.id !== llm.answerId) return;
@@ -186,8 +205,48 @@ export function renderLlmTiers(msg) {
   if (t.cancelled) parts.push('cancelled: the edges not yet rated are Weak');
   else if (t.cors) parts.push(llmCorsFix());
   else if (t.error) parts.push(`the endpoint failed: ${t.error}`);
+  const n = msg.ner;
+  let nerBad = false;
+  if (n) {
+    if (n.names.length) parts.push(`entities: LLM NER (${n.model}): ${n.names.join(', ')}`);
+    else {
+      nerBad = true;
+      const why = n.cancelled ? 'cancelled' : n.cors ? 'the endpoint could not be reached' : n.error || 'no entity';
+      parts.push(`entities: rule-based NER (LLM NER failed: ${why})`);
+    }
+  }
   llmEl.tiers.textContent = parts.join(' · ');
-  llmEl.tiers.classList.toggle('bad', t.kind !== 'llm' || !!t.error);
+  llmEl.tiers.dataset.ner = n ? (nerBad ? 'rule' : 'llm') : 'off';
+  llmEl.tiers.classList.toggle('bad', t.kind !== 'llm' || !!t.error || nerBad);
+}
+
+/** The LLM OpenIE line of the panel: progress while the passages are asked, then the counts. */
+export function renderLlmOpenie(msg) {
+  const s = llmEl.openieStatus;
+  if (!msg.finished) {
+    llm.building = true;
+    llmEl.cancel.hidden = false;
+    llmEl.badge.hidden = false;
+    s.classList.remove('bad');
+    s.textContent = `LLM OpenIE: asking ${llm.host} (${msg.model}) for the triples of passage ${msg.done} of ${msg.total}; ${msg.fallbacks} fell back to rule-based OpenIE so far…`;
+    s.dataset.state = 'running';
+    llmRenderState();
+    return;
+  }
+  llm.building = false;
+  if (!llm.searching) llmEl.cancel.hidden = true;
+  const parts = [
+    `LLM OpenIE (${msg.model}): graph built; ${msg.llmPassages} of ${msg.total} passages from the endpoint (${msg.llmTriples} triples), ${msg.fallbackPassages} fell back to rule-based OpenIE`,
+  ];
+  if (msg.cancelled) parts.push(`cancelled after ${msg.asked} passages: the rest kept their rule-based triples`);
+  else if (msg.cors) parts.push(llmCorsFix());
+  else if (msg.error) parts.push(`first failure: ${msg.error}`);
+  if (msg.breakerOpen) parts.push('the endpoint failed repeatedly, so the remaining calls were skipped (circuit breaker)');
+  s.textContent = parts.join(' · ');
+  s.dataset.state = msg.cancelled ? 'cancelled' : 'done';
+  s.dataset.fallbacks = String(msg.fallbackPassages);
+  s.classList.toggle('bad', msg.fallbackPassages > 0);
+  llmRenderState();
 }
 
 export function llmStartFromStorage() {
@@ -216,6 +275,16 @@ export function initLlm() {
     state.worker.postMessage({ type: 'llm-test' });
   });
   llmEl.cancel.addEventListener('click', () => state.worker.postMessage({ type: 'llm-cancel' }));
+  llmEl.ner.addEventListener('change', llmSendUses);
+  llmEl.openie.addEventListener('change', () => {
+    llmSendUses();
+    llmRenderState();
+  });
+  // (re)build the knowledge graph now, with the endpoint's OpenIE (the graph load of the method menu)
+  llmEl.openieBuild.addEventListener('click', () => {
+    llmEl.openieStatus.textContent = `LLM OpenIE: starting…`;
+    loadEmbedder('graph');
+  });
   llmEl.remember.addEventListener('change', () => {
     if (!llmEl.remember.checked) {
       try {

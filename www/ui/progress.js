@@ -18,8 +18,9 @@ export const PHASES = {
   extract: 'Extracting triples (OpenIE)',
   'graph-embed': 'Embedding entities and facts',
   synonyms: 'Linking synonym entities',
+  'llm-openie': 'Asking the LLM endpoint for each passage\'s triples (LLM OpenIE)',
 };
-export const COUNTED_PHASES = ['loading-index', 'indexing', 'restoring', 'embedding', 'embedding-minilm', 'extract', 'graph-embed', 'synonyms'];
+export const COUNTED_PHASES = ['loading-index', 'indexing', 'restoring', 'embedding', 'embedding-minilm', 'extract', 'graph-embed', 'synonyms', 'llm-openie'];
 
 export function showProgress({ phase, done, total, name, what }) {
   const label = phase === 'download' && what === 'minilm'

@@ -68,6 +68,12 @@ export function cancelEmbedderLoad() {
     el.progressLabel.textContent = 'Stopping after the current batch…';
     return;
   }
+  if (state.progressPhase === 'llm-openie') {
+    // LLM OpenIE: stop asking; the passages not yet asked keep their rule-based triples
+    state.worker.postMessage({ type: 'llm-cancel' });
+    el.progressLabel.textContent = 'Stopping the LLM calls; building the graph with rule-based triples for the rest…';
+    return;
+  }
   if (['embedding', 'extract', 'graph-embed', 'synonyms'].includes(state.progressPhase)) {
     state.embedderLoad = null;
     restartKeepingCorpus(state.progressPhase === 'embedding' ? 'Embedding was cancelled' : 'Building the knowledge graph was cancelled');
