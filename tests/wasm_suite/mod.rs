@@ -491,7 +491,7 @@ fn the_page_runs_one_graph_search_with_llm_tiers() {
     let mut engine = built_sample_with_graph();
     let q = "Which hotel houses the Playboy Club?";
     engine.run_counts(true);
-    let plan = engine.plan_llm_tiers(q, Some(options(5, "catrag"))).map_err(message).unwrap();
+    let plan = engine.plan_llm_tiers(q, Some(options(5, "catrag")), None).map_err(message).unwrap();
     assert_eq!(engine.run_counts(false), vec![1, 1], "the plan prepares the graph search");
     let out: serde_json::Value = serde_wasm_bindgen::from_value(
         engine.search_with_tiers(q, Some(options(5, "catrag")), &plan, "m", true).map_err(message).unwrap(),
