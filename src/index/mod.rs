@@ -799,8 +799,16 @@ impl Index {
         }
         let q = field.embedder().embed(query)?;
         let query_is_zero = crate::embed::is_zero(&q);
-        let passage_scores =
-            if field.vectors().is_empty() { Vec::new() } else { field.vectors().scores(&q)? };
+        // The passage prior takes the best passage vectors the index holds: MiniLM's when attached.
+        let transformer = match self.dense(EmbedderSlot::Minilm) {
+            Some(f) if !self.config.catrag.no_transformer_prior && !f.vectors().is_empty() => Some(f),
+            _ => None,
+        };
+        let passage_scores = match transformer {
+            Some(f) => f.vectors().scores(&f.embedder().embed(query)?)?,
+            None if field.vectors().is_empty() => Vec::new(),
+            None => field.vectors().scores(&q)?,
+        };
         // The graph's facts and the query NER are English (rule OpenIE skips passages that do
         // not look English): a query in another script has no seed to walk from, only noise
         // near the top of the fact ranking. HippoRAG 2's answer to a query without seeds is
@@ -820,7 +828,8 @@ impl Index {
         }
         let graph_q =
             if Rc::ptr_eq(field.embedder(), &kg.embedder) { q } else { kg.embedder.embed(query)? };
-        let cfg = &self.config.catrag;
+        let transformer_cfg = transformer.map(|_| self.config.catrag.with_transformer_prior());
+        let cfg = transformer_cfg.as_ref().unwrap_or(&self.config.catrag);
         let mentions = if gm == GraphMethod::CatRag && !cfg.no_anchor {
             match kg.recognizer.as_ref().map(|r| r.entities(query)) {
                 Some(Ok(names)) if !names.is_empty() => llm_mentions(query, &names),
