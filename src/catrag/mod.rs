@@ -184,6 +184,10 @@ pub struct CatragConfig {
     pub transformer_passage_weight: f64,
     /// [`CatragConfig::dense_top_n`] for the transformer prior. Default 0 (every passage).
     pub transformer_top_n: usize,
+    /// Bridges of bridges: the top [`CatragConfig::bridge_sources`] bridged passages bridge in
+    /// turn to the passages their entities title, with up to this weight (a three-hop chain;
+    /// a passage keeps the larger of its two bridge weights). Default 0 (off). Finite, ≥ 0.
+    pub bridge_hop2_weight: f64,
     /// Share of the dense passage score (min–max over passages) in the evidence that picks title
     /// bridge sources and scales bridged passages: `(1 − share) × BM25 ÷ best + share × dense`,
     /// renormalised to a best of 1 ([`bridge::bridge_weights`]). Default 0 (BM25 alone). In [0, 1].
@@ -227,6 +231,7 @@ impl Default for CatragConfig {
             no_bridge: false,
             transformer_passage_weight: 0.05,
             transformer_top_n: 0,
+            bridge_hop2_weight: 0.0,
             bridge_dense_share: 0.0,
             transformer_bridge_dense_share: 0.0,
             no_transformer_prior: false,
@@ -248,6 +253,7 @@ impl CatragConfig {
             ("epsilon", self.epsilon),
             ("key_fact_boost", self.key_fact_boost),
             ("transformer_passage_weight", self.transformer_passage_weight),
+            ("bridge_hop2_weight", self.bridge_hop2_weight),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(Error::Config(format!("catrag.{name} must be a finite number ≥ 0, got {v}")));
@@ -592,7 +598,7 @@ impl Retriever {
                     relevance.iter_mut().for_each(|r| *r /= max);
                 }
             }
-            let bridged = bridge::bridge_weights(
+            let mut bridged = bridge::bridge_weights(
                 graph,
                 titles,
                 &relevance,
@@ -603,6 +609,23 @@ impl Retriever {
                 config.bridge_specificity,
                 config.bridge_split_title,
             );
+            if config.bridge_hop2_weight > 0.0 {
+                // Bridges of bridges (a third hop): the bridged passages are the sources.
+                let second = bridge::bridge_weights(
+                    graph,
+                    titles,
+                    &bridged,
+                    &relevance,
+                    config.bridge_sources,
+                    config.bridge_hop2_weight,
+                    config.bridge_floor,
+                    config.bridge_specificity,
+                    config.bridge_split_title,
+                );
+                for (b, x) in bridged.iter_mut().zip(second) {
+                    *b = b.max(x);
+                }
+            }
             for (w, b) in passage_weights.iter_mut().zip(bridged) {
                 *w += b;
             }

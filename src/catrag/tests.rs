@@ -705,6 +705,17 @@ fn title_bridges_by_hand() {
     // ½ (0, 1, 0.5) (DENSE min–max) = (0.5, 0.5, 0.5), renormalised to (1, 1, 1). Sources P0, P1,
     // P2 at strength 1: P0 names Bob → P1 gets 2 × (0.25 + 0.75 × 1) = 2; P2 names Alice → P0
     // gets 2. So P0's bridge weight goes 1 → 2 and P1's 0.5 → 2.
+    // Bridges of bridges, weight 4: the bridged passages P0 (1) and P1 (0.5) are the sources.
+    // P0 names Bob → P1: 4 × 1 × (0.25 + 0.75 × 0) = 1 > 0.5; P1 names no other title. So
+    // P1's bridge weight goes 0.5 → 1 (P0 keeps its 1).
+    let hop2 = CatragConfig { bridge_hop2_weight: 4.0, ..cfg.clone() };
+    let r = Retriever::new().retrieve(&g, GraphMethod::HippoRag, &input, &e, &tierer, &hop2).unwrap();
+    let mut raw2 = raw;
+    raw2[P1 as usize] += 0.5;
+    let total: f64 = raw2.iter().sum();
+    for (u, want) in raw2.iter().enumerate() {
+        assert!(close(r.teleport[u], want / total, 1e-6), "hop-2 teleport[{u}] = {} vs {}", r.teleport[u], want / total);
+    }
     let fused = CatragConfig { bridge_dense_share: 0.5, ..cfg };
     let r = Retriever::new().retrieve(&g, GraphMethod::HippoRag, &input, &e, &tierer, &fused).unwrap();
     let mut raw = raw;
