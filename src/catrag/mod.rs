@@ -180,7 +180,8 @@ pub struct CatragConfig {
     pub no_bridge: bool,
     /// Passage prior weight when the index holds transformer (MiniLM) passage vectors: the dense
     /// prior then comes from them and this replaces [`CatragConfig::passage_node_weight`]
-    /// ([`CatragConfig::with_transformer_prior`]). Default 0.05. Finite, ≥ 0.
+    /// ([`CatragConfig::with_transformer_prior`]). Default 1.0 (tuned on hotpotqa and
+    /// 2wikimultihopqa, docs/method/graph.md). Finite, ≥ 0.
     pub transformer_passage_weight: f64,
     /// [`CatragConfig::dense_top_n`] for the transformer prior. Default 0 (every passage).
     pub transformer_top_n: usize,
@@ -193,7 +194,8 @@ pub struct CatragConfig {
     /// renormalised to a best of 1 ([`bridge::bridge_weights`]). Default 0 (BM25 alone). In [0, 1].
     pub bridge_dense_share: f64,
     /// [`CatragConfig::bridge_dense_share`] when the passage prior comes from transformer
-    /// vectors ([`CatragConfig::with_transformer_prior`]). Default 0. In [0, 1].
+    /// vectors ([`CatragConfig::with_transformer_prior`]). Default 0.5 (tuned with
+    /// `transformer_passage_weight`). In [0, 1].
     pub transformer_bridge_dense_share: f64,
     /// Ablation: keep the static table's passage prior even when transformer passage vectors are
     /// attached.
@@ -229,11 +231,11 @@ impl Default for CatragConfig {
             no_tier: false,
             no_lexical: false,
             no_bridge: false,
-            transformer_passage_weight: 0.05,
+            transformer_passage_weight: 1.0,
             transformer_top_n: 0,
             bridge_hop2_weight: 0.0,
             bridge_dense_share: 0.0,
-            transformer_bridge_dense_share: 0.0,
+            transformer_bridge_dense_share: 0.5,
             no_transformer_prior: false,
         }
     }

@@ -573,6 +573,9 @@ fn config_serde_defaults() {
     assert_eq!((c.lexical_passage_weight, c.lexical_top_n, c.dense_top_n), (2.0, 20, 0));
     assert_eq!((c.bridge_weight, c.bridge_sources, c.bridge_floor, c.bridge_specificity), (3.0, 4, 0.8, 0.5));
     assert!(!c.no_lexical && !c.no_bridge);
+    assert_eq!((c.transformer_passage_weight, c.transformer_top_n, c.transformer_bridge_dense_share), (1.0, 0, 0.5));
+    assert_eq!((c.bridge_dense_share, c.bridge_hop2_weight), (0.0, 0.0));
+    assert!(!c.no_transformer_prior);
     let c: CatragConfig = serde_json::from_str(r#"{"no_anchor": true, "tiers": {"high": 3.0}}"#).unwrap();
     assert!(c.no_anchor);
     assert_eq!(c.tiers.high, 3.0);
