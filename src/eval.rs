@@ -657,6 +657,19 @@ pub fn evaluate_sweep(
     };
     // Graph methods: the corpus's triples, extracted once, by corpus passage.
     let graph_method = method.graph_method().is_some();
+    // Graph methods with MiniLM loaded: its passage vectors too (the walk's passage prior takes
+    // the best vectors the index holds).
+    let graph_minilm = match (&embedders.minilm, graph_method && method.embedder() != Some(EmbedderSlot::Minilm)) {
+        (Some(e), true) => {
+            let t = Instant::now();
+            let texts: Vec<String> = dataset.corpus.passages().iter().map(Index::passage_text).collect();
+            let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+            let rows = e.embed_batch(&refs, &mut |_, _| {})?;
+            index_ms += t.elapsed().as_secs_f64() * 1e3;
+            Some((e.clone(), VectorMatrix::from_rows(e.dim(), rows)?))
+        }
+        _ => None,
+    };
     let mut triples_of: Vec<Vec<Triple>> = Vec::new();
     let mut extract_stats = None;
     if graph_method {
@@ -732,6 +745,15 @@ pub fn evaluate_sweep(
         }
         let cage = embedder.as_ref().and(embedders.cage.clone());
         let mut index = Engine::build_from_parts(corpus, config, cage, parts)?.into_index()?;
+        // MiniLM's passage vectors for the graph methods' passage prior (attached after the
+        // build: the graph does not depend on them).
+        if let Some((e, v)) = &graph_minilm {
+            let mut m = VectorMatrix::new(v.dim());
+            for &r in rows {
+                m.extend(v.row(r as usize).unwrap_or_default())?;
+            }
+            index.attach_vectors(EmbedderSlot::Minilm, e.clone(), m)?;
+        }
         if graph_method && embedder.is_some() {
             if let Some(make) = tierer_hook {
                 index.set_edge_tierer(make())?;
@@ -837,6 +859,9 @@ pub fn evaluate_sweep(
         }
         _ => method.name().to_string(),
     };
+    if graph_minilm.is_some() {
+        label.push_str(" --graph-minilm");
+    }
     if method.cage_first_stage().is_some() {
         for f in config.cage.ablations() {
             label.push(' ');

@@ -4,7 +4,7 @@
     python3 tools/eval_table.py [--cairn target/release/cairn] [--data ../shared/data]
                                 [--methods bm25,dense,hybrid,dense-minilm,hipporag,catrag]
                                 [--settings corpus] [--datasets hotpotqa,...,musique-scale]
-                                [--json out.json] [--reuse out.json]
+                                [--json out.json] [--reuse out.json] [--vector-cache DIR]
                                 [--catrag-config JSON] [--diagnostics] [--by-type hotpotqa]
 
 A method may carry CatRAG ablation flags after a colon, joined by `+`: `catrag:no-anchor` runs
@@ -21,7 +21,9 @@ on one core: several minutes per dataset and setting).
 By default: the six folders (three dev folders and their `-scale` versions, corpus setting) and
 the six methods the graph methods are measured against; after the table, one line per dataset
 gives the graph methods' margins over the best flat method of the run (max of bm25, dense,
-hybrid, dense-minilm) in R@5 and FCR@5 points. `--reuse FILE` takes the rows of an earlier
+hybrid, dense-minilm) in R@5 and FCR@5 points. `catrag:graph-minilm` runs catrag with MiniLM's
+passage vectors attached (its passage prior from them; `cairn eval --graph-minilm`).
+`--vector-cache DIR` keeps MiniLM's passage vectors between runs. `--reuse FILE` takes the rows of an earlier
 `--json FILE` run for the (dataset, setting, label) combinations it has instead of running them
 again (dense-minilm at scale costs minutes per folder).
 Standard library only.
@@ -46,6 +48,8 @@ def main() -> int:
                     "hotpotqa-scale,2wikimultihopqa-scale,musique-scale")
     ap.add_argument("--reuse", help="a --json file of an earlier run: its rows are not run again")
     ap.add_argument("--model", default=str(ROOT / "models" / "minilm-int8.onnx"))
+    ap.add_argument("--vector-cache", help="folder of MiniLM passage vectors kept between runs "
+                    "(`cairn eval --vector-cache`): the -scale folders share one corpus")
     ap.add_argument("--json", help="also write every report to this file")
     ap.add_argument("--catrag-config", help="JSON passed to the graph methods' --catrag-config")
     ap.add_argument("--diagnostics", action="store_true", help="add the hub-mass columns")
@@ -70,8 +74,10 @@ def main() -> int:
                 cmd = [a.cairn, "eval", "--data", str(pathlib.Path(a.data) / ds), "--setting", setting,
                        "--method", method, "--json"]
                 cmd += [f"--{f}" for f in flags.split("+") if f]
-                if method == "dense-minilm":
+                if method == "dense-minilm" or "graph-minilm" in flags.split("+"):
                     cmd += ["--model", a.model]
+                    if a.vector_cache:
+                        cmd += ["--vector-cache", a.vector_cache]
                 if method.endswith("cage") and a.cage_args:
                     cmd += a.cage_args.split()
                 if method in ("hipporag", "catrag") and a.catrag_config:

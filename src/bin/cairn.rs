@@ -151,6 +151,10 @@ mod cli {
         /// Graph-method ablation: no title bridges.
         #[arg(long)]
         no_bridge: bool,
+        /// Graph-method ablation: the static table's passage prior even when MiniLM passage
+        /// vectors are attached.
+        #[arg(long)]
+        no_transformer_prior: bool,
         /// The graph methods' configuration as JSON (`{"epsilon": 0.3, ...}`, the fields of
         /// CatragConfig) or a path to a JSON file; the ablation flags apply on top.
         #[arg(long)]
@@ -176,6 +180,7 @@ mod cli {
             c.no_tier |= self.no_tier;
             c.no_lexical |= self.no_lexical;
             c.no_bridge |= self.no_bridge;
+            c.no_transformer_prior |= self.no_transformer_prior;
             c.validate().map_err(|e| e.to_string())?;
             for w in c.warnings() {
                 eprintln!("warning: {w}");
@@ -286,6 +291,15 @@ mod cli {
         /// tools/fetch_models.sh; needs a build with `--features minilm`).
         #[arg(long, default_value = "models/minilm-int8.onnx")]
         model: PathBuf,
+        /// Keep MiniLM's passage vectors in this folder (keyed by the model file's checksum and a
+        /// hash of each text) and reuse them in later runs: the `-scale` folders share one
+        /// corpus, and a table re-runs the same passages.
+        #[arg(long)]
+        vector_cache: Option<PathBuf>,
+        /// Graph methods: also attach MiniLM's passage vectors, and take the passage prior from
+        /// them instead of the static table's (needs `--features minilm`).
+        #[arg(long)]
+        graph_minilm: bool,
     }
 
     /// The embedder `method` needs, loaded (the static one is bundled in the binary).
@@ -297,7 +311,10 @@ mod cli {
                 let e = StaticEmbedder::minilm().map_err(|e| e.to_string())?;
                 out.static_embedder = Some(Rc::new(e) as Rc<dyn Embedder>);
             }
-            Some(EmbedderSlot::Minilm) => out.minilm = Some(load_minilm(&models.model)?),
+            Some(EmbedderSlot::Minilm) => out.minilm = Some(load_minilm(models)?),
+        }
+        if models.graph_minilm && method.graph_method().is_some() {
+            out.minilm = Some(load_minilm(models)?);
         }
         if method.cage_first_stage().is_some() {
             out.cage = Some(load_cage()?);
@@ -306,15 +323,24 @@ mod cli {
     }
 
     #[cfg(feature = "minilm")]
-    fn load_minilm(path: &Path) -> CliResult<Rc<dyn Embedder>> {
+    fn load_minilm(models: &ModelArgs) -> CliResult<Rc<dyn Embedder>> {
+        let path = &models.model;
         let bytes = std::fs::read(path)
             .map_err(|e| format!("{}: {e} (run tools/fetch_models.sh to get the model)", path.display()))?;
         let e = cairn::embed::minilm::MiniLmEmbedder::from_onnx_bytes(&bytes).map_err(|e| e.to_string())?;
-        Ok(Rc::new(e))
+        let e: Rc<dyn Embedder> = Rc::new(e);
+        match &models.vector_cache {
+            None => Ok(e),
+            Some(dir) => {
+                let key = format!("minilm-{:08x}", crc32fast::hash(&bytes));
+                let c = cairn::embed::cache::CachedEmbedder::open(e, dir, &key).map_err(|e| e.to_string())?;
+                Ok(Rc::new(c))
+            }
+        }
     }
 
     #[cfg(not(feature = "minilm"))]
-    fn load_minilm(_: &Path) -> CliResult<Rc<dyn Embedder>> {
+    fn load_minilm(_: &ModelArgs) -> CliResult<Rc<dyn Embedder>> {
         Err("method \"dense-minilm\" needs a cairn built with `--features minilm`".into())
     }
 

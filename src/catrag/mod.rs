@@ -192,6 +192,28 @@ pub struct CatragConfig {
     pub no_lexical: bool,
     /// Ablation: no title bridges (as `bridge_weight` = 0).
     pub no_bridge: bool,
+    /// Passage prior weight when the index holds transformer (MiniLM) passage vectors: the dense
+    /// prior then comes from them and this replaces [`CatragConfig::passage_node_weight`]
+    /// ([`CatragConfig::with_transformer_prior`]). Default 1.0 (tuned on hotpotqa and
+    /// 2wikimultihopqa, docs/method/graph.md). Finite, ≥ 0.
+    pub transformer_passage_weight: f64,
+    /// [`CatragConfig::dense_top_n`] for the transformer prior. Default 0 (every passage).
+    pub transformer_top_n: usize,
+    /// Bridges of bridges: the top [`CatragConfig::bridge_sources`] bridged passages bridge in
+    /// turn to the passages their entities title, with up to this weight (a three-hop chain;
+    /// a passage keeps the larger of its two bridge weights). Default 0 (off). Finite, ≥ 0.
+    pub bridge_hop2_weight: f64,
+    /// Share of the dense passage score (min–max over passages) in the evidence that picks title
+    /// bridge sources and scales bridged passages: `(1 − share) × BM25 ÷ best + share × dense`,
+    /// renormalised to a best of 1 ([`bridge::bridge_weights`]). Default 0 (BM25 alone). In [0, 1].
+    pub bridge_dense_share: f64,
+    /// [`CatragConfig::bridge_dense_share`] when the passage prior comes from transformer
+    /// vectors ([`CatragConfig::with_transformer_prior`]). Default 0.5 (tuned with
+    /// `transformer_passage_weight`). In [0, 1].
+    pub transformer_bridge_dense_share: f64,
+    /// Ablation: keep the static table's passage prior even when transformer passage vectors are
+    /// attached.
+    pub no_transformer_prior: bool,
 }
 
 impl Default for CatragConfig {
@@ -226,6 +248,12 @@ impl Default for CatragConfig {
             no_tier: false,
             no_lexical: false,
             no_bridge: false,
+            transformer_passage_weight: 1.0,
+            transformer_top_n: 0,
+            bridge_hop2_weight: 0.0,
+            bridge_dense_share: 0.0,
+            transformer_bridge_dense_share: 0.5,
+            no_transformer_prior: false,
         }
     }
 }
@@ -243,13 +271,21 @@ impl CatragConfig {
             ("bridge_specificity", self.bridge_specificity),
             ("epsilon", self.epsilon),
             ("key_fact_boost", self.key_fact_boost),
+            ("transformer_passage_weight", self.transformer_passage_weight),
+            ("bridge_hop2_weight", self.bridge_hop2_weight),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(Error::Config(format!("catrag.{name} must be a finite number ≥ 0, got {v}")));
             }
         }
-        if !(self.bridge_floor.is_finite() && (0.0..=1.0).contains(&self.bridge_floor)) {
-            return Err(Error::Config(format!("catrag.bridge_floor must be in [0, 1], got {}", self.bridge_floor)));
+        for (name, v) in [
+            ("bridge_floor", self.bridge_floor),
+            ("bridge_dense_share", self.bridge_dense_share),
+            ("transformer_bridge_dense_share", self.transformer_bridge_dense_share),
+        ] {
+            if !(v.is_finite() && (0.0..=1.0).contains(&v)) {
+                return Err(Error::Config(format!("catrag.{name} must be in [0, 1], got {v}")));
+            }
         }
         let t = self.anchor_threshold;
         if !(t.is_finite() && (-1.0..=1.0).contains(&t)) {
@@ -276,6 +312,20 @@ impl CatragConfig {
         out
     }
 
+    /// The configuration of a query whose passage prior comes from transformer passage vectors
+    /// (an index that carries MiniLM's): [`CatragConfig::passage_node_weight`] and
+    /// [`CatragConfig::dense_top_n`] and [`CatragConfig::bridge_dense_share`] take the values of
+    /// [`CatragConfig::transformer_passage_weight`], [`CatragConfig::transformer_top_n`] and
+    /// [`CatragConfig::transformer_bridge_dense_share`].
+    pub fn with_transformer_prior(&self) -> CatragConfig {
+        CatragConfig {
+            passage_node_weight: self.transformer_passage_weight,
+            dense_top_n: self.transformer_top_n,
+            bridge_dense_share: self.transformer_bridge_dense_share,
+            ..self.clone()
+        }
+    }
+
     /// The ablation flags that are on, as CLI flags (`--no-anchor`, …), for labels.
     pub fn ablations(&self) -> Vec<&'static str> {
         let mut out = Vec::new();
@@ -286,6 +336,7 @@ impl CatragConfig {
             (self.no_tier, "--no-tier"),
             (self.no_lexical, "--no-lexical"),
             (self.no_bridge, "--no-bridge"),
+            (self.no_transformer_prior, "--no-transformer-prior"),
         ] {
             if on {
                 out.push(flag);
@@ -657,8 +708,20 @@ impl Retriever {
             }
         }
         if let (false, Some(titles)) = (config.no_bridge || config.bridge_weight == 0.0, input.titles) {
-            let relevance = seeds::lexical_passage_weights(graph, input.lexical_scores, 0, 1.0)?;
-            let bridged = bridge::bridge_weights(
+            let mut relevance = seeds::lexical_passage_weights(graph, input.lexical_scores, 0, 1.0)?;
+            let share = config.bridge_dense_share;
+            if share > 0.0 {
+                // Bridge sources and targets by fused evidence: BM25 ÷ best and min–max dense.
+                let dense = seeds::dense_passage_weights(graph, input.passage_scores, 0, 1.0)?;
+                for (r, d) in relevance.iter_mut().zip(dense) {
+                    *r = (1.0 - share) * *r + share * d;
+                }
+                let max = relevance.iter().copied().fold(0.0f64, f64::max);
+                if max > 0.0 {
+                    relevance.iter_mut().for_each(|r| *r /= max);
+                }
+            }
+            let mut bridged = bridge::bridge_weights(
                 graph,
                 titles,
                 &relevance,
@@ -669,6 +732,23 @@ impl Retriever {
                 config.bridge_specificity,
                 config.bridge_split_title,
             );
+            if config.bridge_hop2_weight > 0.0 {
+                // Bridges of bridges (a third hop): the bridged passages are the sources.
+                let second = bridge::bridge_weights(
+                    graph,
+                    titles,
+                    &bridged,
+                    &relevance,
+                    config.bridge_sources,
+                    config.bridge_hop2_weight,
+                    config.bridge_floor,
+                    config.bridge_specificity,
+                    config.bridge_split_title,
+                );
+                for (b, x) in bridged.iter_mut().zip(second) {
+                    *b = b.max(x);
+                }
+            }
             for (w, b) in passage_weights.iter_mut().zip(bridged) {
                 *w += b;
             }

@@ -573,6 +573,9 @@ fn config_serde_defaults() {
     assert_eq!((c.lexical_passage_weight, c.lexical_top_n, c.dense_top_n), (2.0, 20, 0));
     assert_eq!((c.bridge_weight, c.bridge_sources, c.bridge_floor, c.bridge_specificity), (3.0, 4, 0.8, 0.5));
     assert!(!c.no_lexical && !c.no_bridge);
+    assert_eq!((c.transformer_passage_weight, c.transformer_top_n, c.transformer_bridge_dense_share), (1.0, 0, 0.5));
+    assert_eq!((c.bridge_dense_share, c.bridge_hop2_weight), (0.0, 0.0));
+    assert!(!c.no_transformer_prior);
     let c: CatragConfig = serde_json::from_str(r#"{"no_anchor": true, "tiers": {"high": 3.0}}"#).unwrap();
     assert!(c.no_anchor);
     assert_eq!(c.tiers.high, 3.0);
@@ -701,4 +704,89 @@ fn title_bridges_by_hand() {
     let r = Retriever::new().retrieve(&g, GraphMethod::HippoRag, &input, &e, &tierer, &off).unwrap();
     assert!(close(r.teleport[P0 as usize], 0.0, 1e-12));
     assert!(close(r.teleport[P1 as usize], 0.05 / 1.825, 1e-6));
+    // Bridge evidence fused with the dense score, share 0.5: relevance ½ (1, 0, 0.5) +
+    // ½ (0, 1, 0.5) (DENSE min–max) = (0.5, 0.5, 0.5), renormalised to (1, 1, 1). Sources P0, P1,
+    // P2 at strength 1: P0 names Bob → P1 gets 2 × (0.25 + 0.75 × 1) = 2; P2 names Alice → P0
+    // gets 2. So P0's bridge weight goes 1 → 2 and P1's 0.5 → 2.
+    // Bridges of bridges, weight 4: the bridged passages P0 (1) and P1 (0.5) are the sources.
+    // P0 names Bob → P1: 4 × 1 × (0.25 + 0.75 × 0) = 1 > 0.5; P1 names no other title. So
+    // P1's bridge weight goes 0.5 → 1 (P0 keeps its 1).
+    let hop2 = CatragConfig { bridge_hop2_weight: 4.0, ..cfg.clone() };
+    let r = Retriever::new().retrieve(&g, GraphMethod::HippoRag, &input, &e, &tierer, &hop2).unwrap();
+    let mut raw2 = raw;
+    raw2[P1 as usize] += 0.5;
+    let total: f64 = raw2.iter().sum();
+    for (u, want) in raw2.iter().enumerate() {
+        assert!(close(r.teleport[u], want / total, 1e-6), "hop-2 teleport[{u}] = {} vs {}", r.teleport[u], want / total);
+    }
+    let fused = CatragConfig { bridge_dense_share: 0.5, ..cfg };
+    let r = Retriever::new().retrieve(&g, GraphMethod::HippoRag, &input, &e, &tierer, &fused).unwrap();
+    let mut raw = raw;
+    raw[P0 as usize] += 1.0;
+    raw[P1 as usize] += 1.5;
+    let total: f64 = raw.iter().sum();
+    for (u, want) in raw.iter().enumerate() {
+        assert!(close(r.teleport[u], want / total, 1e-6), "fused teleport[{u}] = {} vs {}", r.teleport[u], want / total);
+    }
+}
+
+/// An index that carries transformer (MiniLM-slot) passage vectors takes its passage prior from
+/// them: with no fact to seed from, the walk falls back to that prior's ranking, the transformer
+/// one, and `no_transformer_prior` brings the static one back.
+#[test]
+fn the_passage_prior_takes_the_transformer_vectors_when_attached() {
+    use crate::index::{EmbedderSlot, Index, IndexConfig, Method};
+    use crate::Corpus;
+    use std::rc::Rc;
+    let mut c = Corpus::new();
+    for (id, title, text) in [
+        ("d", "Paris", "Paris is the capital of France."),
+        ("e", "Lyon", "Lyon is a city in France."),
+        ("f", "Nice", "Nice is a city on the coast."),
+    ] {
+        c.add(Passage { id: id.into(), title: title.into(), text: text.into() }).unwrap();
+    }
+    let mut index = Index::build(c, &IndexConfig::default()).unwrap();
+    let s: Rc<dyn Embedder> = Rc::new(crate::embed::StaticEmbedder::minilm().unwrap());
+    index.attach_embedder(EmbedderSlot::Static, s.clone(), &mut |_, _| {}).unwrap();
+    index.build_graph_from_triples(s, &[], None, &mut |_, _, _| {}).unwrap();
+    let q = "capital of France";
+    let ids = |index: &Index| -> Vec<String> {
+        let found = index.search_graph(q, 3, Method::Catrag).unwrap();
+        assert_eq!(found.retrieval.fallback, Some(Fallback::NoSeeds));
+        found.hits.iter().map(|h| index.corpus().get(h.passage).unwrap().id.clone()).collect()
+    };
+    let static_order = ids(&index);
+    assert_eq!(static_order[0], "d", "the static table puts Paris first");
+    // The transformer slot: Nice 1.0, Lyon 0.6, Paris 0 against the query.
+    let texts: Vec<String> = index.corpus().passages().iter().map(Index::passage_text).collect();
+    let t: Rc<dyn Embedder> = Rc::new(MapEmbedder::new(
+        2,
+        &[
+            (q, vec![1.0, 0.0]),
+            (texts[0].as_str(), vec![0.0, 1.0]),
+            (texts[1].as_str(), vec![0.6, 0.8]),
+            (texts[2].as_str(), vec![1.0, 0.0]),
+        ],
+    ));
+    index.attach_embedder(EmbedderSlot::Minilm, t, &mut |_, _| {}).unwrap();
+    assert_eq!(ids(&index), ["f", "e", "d"]);
+    index.set_catrag_config(CatragConfig { no_transformer_prior: true, ..CatragConfig::default() }).unwrap();
+    assert_eq!(ids(&index), static_order);
+}
+
+#[test]
+fn with_transformer_prior_swaps_the_prior_weight_and_cut() {
+    let c = CatragConfig {
+        transformer_passage_weight: 0.7,
+        transformer_top_n: 30,
+        transformer_bridge_dense_share: 0.25,
+        ..CatragConfig::default()
+    };
+    let t = c.with_transformer_prior();
+    assert_eq!((t.passage_node_weight, t.dense_top_n, t.bridge_dense_share), (0.7, 30, 0.25));
+    assert_eq!(CatragConfig { passage_node_weight: 0.05, dense_top_n: 0, bridge_dense_share: 0.0, ..t }, c);
+    assert!(CatragConfig { bridge_dense_share: 1.5, ..CatragConfig::default() }.validate().is_err());
+    let bad = CatragConfig { transformer_passage_weight: f64::NAN, ..CatragConfig::default() };
+    assert!(bad.validate().is_err());
 }

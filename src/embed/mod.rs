@@ -14,6 +14,8 @@
 
 #[cfg(feature = "minilm")]
 pub mod minilm;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod cache;
 pub mod static_embedder;
 pub mod wordpiece;
 

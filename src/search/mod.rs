@@ -534,7 +534,7 @@ impl Index {
         if ctx.nothing_matches(false) {
             return Ok(GraphPrep::Done(Vec::new(), unwalked(None, NOTHING_MATCHES, &[])));
         }
-        let (passage_scores, query_is_zero) = self.dense_passage_prior(ctx, field)?;
+        let (passage_scores, query_is_zero, transformer) = self.dense_passage_prior(ctx, field)?;
         // The graph's facts and the query NER are English (rule OpenIE skips passages that do
         // not look English): a query in another script has no seed to walk from, only noise
         // near the top of the fact ranking. HippoRAG 2's answer to a query without seeds is
@@ -553,7 +553,8 @@ impl Index {
             return Ok(GraphPrep::Done(hits, retrieval));
         }
         let inputs = self.catrag_inputs(ctx, kg, field, gm)?;
-        let cfg = &self.config.catrag;
+        let transformer_cfg = transformer.then(|| self.config.catrag.with_transformer_prior());
+        let cfg = transformer_cfg.as_ref().unwrap_or(&self.config.catrag);
         let bridges = cfg.bridge_weight > 0.0 && !cfg.no_bridge;
         let input = QueryInput {
             query,
@@ -654,13 +655,25 @@ impl Index {
         Ok(SearchResult { method, query: text, hits, trace })
     }
 
-    /// The graph search's dense passage prior: cos(query, passage) for every corpus passage with
-    /// the static embedder (HippoRAG 2's dense passage weights), and whether the query embeds
-    /// to the zero vector.
-    fn dense_passage_prior(&self, ctx: &QueryContext<'_>, field: &DenseField) -> Result<(Vec<f32>, bool)> {
+    /// The graph search's dense passage prior: cos(query, passage) for every corpus passage
+    /// (HippoRAG 2's dense passage weights) under the best passage vectors the index holds —
+    /// MiniLM's when they are attached (and `no_transformer_prior` is off), else the static
+    /// embedder's — whether the query embeds to the zero vector under the static embedder, and
+    /// whether the transformer's vectors were used (the graph search then takes
+    /// [`crate::catrag::CatragConfig::with_transformer_prior`]).
+    fn dense_passage_prior(&self, ctx: &QueryContext<'_>, field: &DenseField) -> Result<(Vec<f32>, bool, bool)> {
         let q = ctx.vector(field, EmbedderSlot::Static)?;
-        let scores = if field.vectors().is_empty() { Vec::new() } else { field.vectors().scores(&q)? };
-        Ok((scores, crate::embed::is_zero(&q)))
+        let query_is_zero = crate::embed::is_zero(&q);
+        let transformer = match self.dense(EmbedderSlot::Minilm) {
+            Some(f) if !self.config.catrag.no_transformer_prior && !f.vectors().is_empty() => Some(f),
+            _ => None,
+        };
+        let scores = match transformer {
+            Some(f) => f.vectors().scores(&ctx.vector(f, EmbedderSlot::Minilm)?)?,
+            None if field.vectors().is_empty() => Vec::new(),
+            None => field.vectors().scores(&q)?,
+        };
+        Ok((scores, query_is_zero, transformer.is_some()))
     }
 
     /// The graph search's other inputs ([`CatragInputs`]): the query vector under the graph's
