@@ -67,6 +67,14 @@ export function embedderFor(method) {
 }
 export const EMBEDDER_NAMES = { static: 'the embeddings', minilm: 'MiniLM', graph: 'the knowledge graph', cage: 'CAGE' };
 export const NOT_IN_BUILD = 'not in this build';
+/** Shown on MiniLM and CAGE while `npm start` is still building the transformer package. */
+export const TRANSFORMER_BUILDING = 'the transformer package is still being built';
+
+/** Whether `m` runs on the transformer package (MiniLM or CAGE) and this page was built without it. */
+function awaitsTransformer(m) {
+  const { needs } = methodInfo(m);
+  return state.transformer === false && (needs.embedder === 'minilm' || needs.cage) && !state.available.includes(m);
+}
 
 /** "A and B" / "A, B and C". */
 function listText(words) {
@@ -83,11 +91,12 @@ export function takeMethodsInfo(msg) {
   if (msg.minilm !== undefined) state.minilm = msg.minilm;
   if (msg.graph !== undefined) state.graph = msg.graph;
   if (msg.cage !== undefined) state.cage = msg.cage;
+  if (msg.transformer !== undefined) state.transformer = msg.transformer;
 }
 
 /** Whether `m` can be chosen: it runs now, or the embedder it needs can be loaded. */
 export function selectable(m) {
-  return state.available.includes(m) || embedderFor(m) !== null;
+  return state.available.includes(m) || (embedderFor(m) !== null && !awaitsTransformer(m));
 }
 
 /** The method selector: every method the engine knows, the ones it cannot run disabled. */
@@ -99,6 +108,10 @@ export function renderMethods() {
     const { label } = methodInfo(m);
     if (selectable(m)) {
       o.textContent = label;
+    } else if (awaitsTransformer(m)) {
+      o.textContent = `${label} — ${TRANSFORMER_BUILDING}`;
+      o.disabled = true;
+      o.title = 'npm start builds the transformer package (MiniLM and CAGE) after serving the page: reload the page when it is done.';
     } else {
       o.textContent = `${label} — ${NOT_IN_BUILD}`;
       o.disabled = true;
@@ -135,6 +148,9 @@ export function renderMethods() {
   } else if (state.embedder && staticOnly(info)) hint = `Embeddings loaded: static MiniLM, ${state.embedder.dims}-d.`;
   else if (needsDownload && (!info.needs.embedder || staticOnly(info))) {
     hint = `${capitalised(listText(staticMethods.map((m) => methodInfo(m).short)))} first download 7.8 MB of embeddings, from this site.`;
+  }
+  if (!hint && state.methods.some(awaitsTransformer)) {
+    hint = `MiniLM and CAGE: ${TRANSFORMER_BUILDING} (npm start builds it after serving the page); reload the page when it is done.`;
   }
   el.methodHint.textContent = hint;
   el.methodHint.hidden = !el.methodHint.textContent;
