@@ -7,7 +7,8 @@
 //   node scripts/measure_start.mjs [--dir CHECKOUT] [--port 8123] [-- command args...]
 //
 // Default command: npm start -- --port PORT. Also reports what the method selector says about
-// MiniLM and CAGE when the page is first answered.
+// MiniLM and CAGE when the page is first answered. --wait-transformer: also wait for npm start's
+// "[start] transformer package ..." line (its background build) before stopping, and time it.
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -28,6 +29,10 @@ const t0 = Date.now();
 const since = () => Number(((Date.now() - t0) / 1000).toFixed(1));
 const child = spawn(command[0], command.slice(1), { cwd: dir, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
 const out = [];
+let transformerDone = null;
+const transformerLine = new Promise((resolve) => {
+  transformerDone = resolve;
+});
 const url = await new Promise((resolve, reject) => {
   let buf = '';
   const onData = (d) => {
@@ -36,6 +41,8 @@ const url = await new Promise((resolve, reject) => {
     out.push(d.toString());
     const m = buf.match(/Cairn is running at (http:\/\/\S+)/);
     if (m) resolve(m[1]);
+    const t = buf.match(/\[start\] (transformer package[^\n]*|the transformer package could not[^\n]*)\n/);
+    if (t) transformerDone({ at: since(), line: t[1] });
   };
   child.stdout.on('data', onData);
   child.stderr.on('data', (d) => process.stderr.write(d));
@@ -78,7 +85,8 @@ try {
   const transformerOptions = await page.$$eval('#method option', (os) =>
     os.filter((o) => /minilm|cage/.test(o.value)).map((o) => `${o.value}: ${o.disabled ? 'disabled' : 'enabled'} "${o.textContent}"`),
   );
-  console.log(JSON.stringify({ command: command.join(' '), dir, served, bm25, catrag, bm25Top, catragTop, transformerOptions }, null, 2));
+  const transformer = own.includes('--wait-transformer') ? await transformerLine : null;
+  console.log(JSON.stringify({ command: command.join(' '), dir, served, bm25, catrag, bm25Top, catragTop, transformerOptions, transformer }, null, 2));
 } finally {
   await browser?.close();
   stop();
