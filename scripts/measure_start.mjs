@@ -50,12 +50,15 @@ const url = await new Promise((resolve, reject) => {
 });
 const served = since();
 
-const stop = () => {
+// Stops the command and waits for it, so that /usr/bin/time around this script counts its CPU.
+const stop = async () => {
+  const exited = child.exitCode !== null ? Promise.resolve() : new Promise((resolve) => child.once('exit', resolve));
   try {
     process.kill(-child.pid, 'SIGTERM');
   } catch {
     // gone
   }
+  await exited;
 };
 let browser;
 try {
@@ -89,6 +92,6 @@ try {
   console.log(JSON.stringify({ command: command.join(' '), dir, served, bm25, catrag, bm25Top, catragTop, transformerOptions, transformer }, null, 2));
 } finally {
   await browser?.close();
-  stop();
+  await stop();
 }
 process.exit(0);

@@ -7,6 +7,7 @@
 //
 //   node scripts/start.mjs [serve.mjs options: --port 8080 --dir dist --mount /prefix=folder]
 //
+// The page is built only when one of its inputs changed (a hash of them is kept in dist/).
 // The background build writes its output to target/start-transformer.log and prints one line when
 // it is done (or failed). Ctrl-C stops the server and the background build.
 import { spawn, spawnSync } from 'node:child_process';
@@ -22,6 +23,10 @@ const TRANSFORMER_FILES = ['pkg-minilm/cairn_minilm.js', 'pkg-minilm/cairn_minil
 // webpack copies the model into the page only when it builds with the transformer package.
 const PAGE_HAS_TRANSFORMER = 'dist/models/minilm-int8.onnx';
 
+// The page's inputs: when their hash equals dist/'s stamp, the page is not built again.
+const PAGE_INPUTS = ['www', 'webpack.config.js', 'package-lock.json', 'pkg', 'pkg-minilm', 'assets', 'models/minilm-int8.onnx'];
+const PAGE_STAMP = 'dist/.cairn-page-inputs';
+
 const say = (s) => console.log(`[start] ${s}`);
 const seconds = (t0) => `${((Date.now() - t0) / 1000).toFixed(0)} s`;
 
@@ -31,6 +36,38 @@ function step(cmd, args) {
     console.error(`[start] ${cmd} ${args.join(' ')} failed (${r.error ? r.error.message : `exit ${r.status ?? r.signal}`})`);
     process.exit(1);
   }
+}
+
+/** A hash of every file under the page's inputs (names and contents; missing ones count as such). */
+function pageInputsHash() {
+  const h = crypto.createHash('sha256');
+  const add = (rel) => {
+    const p = path.join(repoRoot, rel);
+    if (!fs.existsSync(p)) {
+      h.update(`missing ${rel}\n`);
+      return;
+    }
+    if (fs.statSync(p).isDirectory()) {
+      for (const e of fs.readdirSync(p).sort()) add(path.join(rel, e));
+      return;
+    }
+    h.update(`${rel}\n`).update(fs.readFileSync(p));
+  };
+  for (const rel of PAGE_INPUTS) add(rel);
+  h.update(`CAIRN_WEB_KEEP_OLD and CAIRN_REQUIRE_TRANSFORMER do not change the page\n`);
+  return h.digest('hex');
+}
+
+/** Build the page (dist/) unless its stamp says it was built from these very inputs. */
+function buildPage() {
+  const want = pageInputsHash();
+  const stamp = path.join(repoRoot, PAGE_STAMP);
+  if (fs.existsSync(path.join(repoRoot, 'dist', 'index.html')) && fs.existsSync(stamp) && fs.readFileSync(stamp, 'utf8') === want) {
+    say('the page (dist/) is up to date');
+    return;
+  }
+  step('npm', ['run', 'build:web']);
+  fs.writeFileSync(stamp, want);
 }
 
 /** A hash of the transformer package's files and the model ('' when one is missing). */
@@ -68,7 +105,9 @@ function buildTransformer(onChild) {
     const after = transformerHash();
     const stale = after !== before || !fs.existsSync(path.join(repoRoot, PAGE_HAS_TRANSFORMER));
     if (!stale) return { status: 0, rebuilt: false };
+    const inputs = pageInputsHash();
     status = await run('npm', ['run', 'build:web'], { CAIRN_WEB_KEEP_OLD: '1', CAIRN_REQUIRE_TRANSFORMER: '1' });
+    if (status === 0) fs.writeFileSync(path.join(repoRoot, PAGE_STAMP), inputs);
     return { status, rebuilt: status === 0 };
   })();
 }
@@ -77,7 +116,7 @@ const opts = parseArgs(process.argv.slice(2));
 const t0 = Date.now();
 step('bash', ['scripts/setup.sh']);
 step('npm', ['run', 'build:wasm']);
-step('npm', ['run', 'build:web']);
+buildPage();
 
 let server;
 try {
