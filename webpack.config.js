@@ -35,8 +35,10 @@ module.exports = (env, argv) => {
   // The transformer package (pkg-minilm/, MiniLM and CAGE) and the MiniLM model are optional: a
   // page built without them runs every other method and says, where MiniLM and CAGE are offered,
   // that the transformer package is still being built (`npm start` builds it after serving the page,
-  // then builds the page again). CAIRN_REQUIRE_TRANSFORMER=1 makes their absence an error.
+  // then builds the page again). CAIRN_REQUIRE_TRANSFORMER=1 makes their absence an error;
+  // CAIRN_WEB_TRANSFORMER=0 builds the page without them even when they are there.
   const transformer =
+    process.env.CAIRN_WEB_TRANSFORMER !== '0' &&
     fs.existsSync(path.resolve(__dirname, 'pkg-minilm', 'cairn_minilm.js')) &&
     fs.existsSync(path.resolve(__dirname, 'pkg-minilm', 'cairn_minilm_bg.wasm')) &&
     fs.existsSync(MINILM_MODEL);

@@ -68,7 +68,10 @@ export function embedderFor(method) {
 export const EMBEDDER_NAMES = { static: 'the embeddings', minilm: 'MiniLM', graph: 'the knowledge graph', cage: 'CAGE' };
 export const NOT_IN_BUILD = 'not in this build';
 /** Shown on MiniLM and CAGE while `npm start` is still building the transformer package. */
-export const TRANSFORMER_BUILDING = 'the transformer package is still being built';
+export const TRANSFORMER_BUILDING = 'still being built';
+
+const TRANSFORMER_HINT =
+  'MiniLM and CAGE: the transformer package is still being built (npm start builds it after serving the page); reload the page when it is done.';
 
 /** Whether `m` runs on the transformer package (MiniLM or CAGE) and this page was built without it. */
 function awaitsTransformer(m) {
@@ -111,7 +114,7 @@ export function renderMethods() {
     } else if (awaitsTransformer(m)) {
       o.textContent = `${label} — ${TRANSFORMER_BUILDING}`;
       o.disabled = true;
-      o.title = 'npm start builds the transformer package (MiniLM and CAGE) after serving the page: reload the page when it is done.';
+      o.title = TRANSFORMER_HINT;
     } else {
       o.textContent = `${label} — ${NOT_IN_BUILD}`;
       o.disabled = true;
@@ -149,9 +152,7 @@ export function renderMethods() {
   else if (needsDownload && (!info.needs.embedder || staticOnly(info))) {
     hint = `${capitalised(listText(staticMethods.map((m) => methodInfo(m).short)))} first download 7.8 MB of embeddings, from this site.`;
   }
-  if (!hint && state.methods.some(awaitsTransformer)) {
-    hint = `MiniLM and CAGE: ${TRANSFORMER_BUILDING} (npm start builds it after serving the page); reload the page when it is done.`;
-  }
+  if (state.methods.some(awaitsTransformer)) hint = hint ? `${hint} ${TRANSFORMER_HINT}` : TRANSFORMER_HINT;
   el.methodHint.textContent = hint;
   el.methodHint.hidden = !el.methodHint.textContent;
 }
