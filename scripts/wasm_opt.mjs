@@ -5,7 +5,8 @@
 //
 //   node scripts/wasm_opt.mjs FILE.wasm [wasm-opt flags...]     # default flags: -O3
 //
-// The cache is target/wasm-opt-cache/<sha256>.wasm (the newest 8 files are kept). wasm-pack's own
+// The cache is target/wasm-opt-cache/<sha256>.wasm (the newest 8 files are kept; the environment
+// variable CAIRN_WASM_OPT_CACHE names another folder). wasm-pack's own
 // wasm-opt step is off (Cargo.toml, [package.metadata.wasm-pack.profile.release]) and the
 // `build:wasm*` scripts run this after it. CAIRN_WASM_OPT=0 skips optimising (the file is left as
 // wasm-bindgen wrote it).
@@ -16,7 +17,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const CACHE_DIR = path.join(repoRoot, 'target', 'wasm-opt-cache');
+const CACHE_DIR = process.env.CAIRN_WASM_OPT_CACHE || path.join(repoRoot, 'target', 'wasm-opt-cache');
 const KEEP = 8;
 export const DEFAULT_FLAGS = ['-O3'];
 
