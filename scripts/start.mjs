@@ -51,6 +51,8 @@ function pageInputsHash() {
       for (const e of fs.readdirSync(p).sort()) add(path.join(rel, e));
       return;
     }
+    // wasm-pack copies the repository's README and writes type declarations: not part of the page
+    if (/^pkg/.test(rel) && !/\.(js|wasm)$/.test(rel)) return;
     h.update(`${rel}\n`).update(fs.readFileSync(p));
   };
   for (const rel of PAGE_INPUTS) add(rel);
