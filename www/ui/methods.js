@@ -67,6 +67,17 @@ export function embedderFor(method) {
 }
 export const EMBEDDER_NAMES = { static: 'the embeddings', minilm: 'MiniLM', graph: 'the knowledge graph', cage: 'CAGE' };
 export const NOT_IN_BUILD = 'not in this build';
+/** Shown on MiniLM and CAGE while `npm start` is still building the transformer package. */
+export const TRANSFORMER_BUILDING = 'still being built';
+
+const TRANSFORMER_HINT =
+  'MiniLM and CAGE: the transformer package is still being built (npm start builds it after serving the page); reload the page when it is done.';
+
+/** Whether `m` runs on the transformer package (MiniLM or CAGE) and this page was built without it. */
+function awaitsTransformer(m) {
+  const { needs } = methodInfo(m);
+  return state.transformer === false && (needs.embedder === 'minilm' || needs.cage) && !state.available.includes(m);
+}
 
 /** "A and B" / "A, B and C". */
 function listText(words) {
@@ -83,11 +94,12 @@ export function takeMethodsInfo(msg) {
   if (msg.minilm !== undefined) state.minilm = msg.minilm;
   if (msg.graph !== undefined) state.graph = msg.graph;
   if (msg.cage !== undefined) state.cage = msg.cage;
+  if (msg.transformer !== undefined) state.transformer = msg.transformer;
 }
 
 /** Whether `m` can be chosen: it runs now, or the embedder it needs can be loaded. */
 export function selectable(m) {
-  return state.available.includes(m) || embedderFor(m) !== null;
+  return state.available.includes(m) || (embedderFor(m) !== null && !awaitsTransformer(m));
 }
 
 /** The method selector: every method the engine knows, the ones it cannot run disabled. */
@@ -99,6 +111,10 @@ export function renderMethods() {
     const { label } = methodInfo(m);
     if (selectable(m)) {
       o.textContent = label;
+    } else if (awaitsTransformer(m)) {
+      o.textContent = `${label} — ${TRANSFORMER_BUILDING}`;
+      o.disabled = true;
+      o.title = TRANSFORMER_HINT;
     } else {
       o.textContent = `${label} — ${NOT_IN_BUILD}`;
       o.disabled = true;
@@ -136,6 +152,7 @@ export function renderMethods() {
   else if (needsDownload && (!info.needs.embedder || staticOnly(info))) {
     hint = `${capitalised(listText(staticMethods.map((m) => methodInfo(m).short)))} first download 7.8 MB of embeddings, from this site.`;
   }
+  if (state.methods.some(awaitsTransformer)) hint = hint ? `${hint} ${TRANSFORMER_HINT}` : TRANSFORMER_HINT;
   el.methodHint.textContent = hint;
   el.methodHint.hidden = !el.methodHint.textContent;
 }

@@ -14,6 +14,7 @@ export const state = {
   available: [], // the methods it can run now (availableMethods(), from the worker's hello)
   embedder: null, // {name, dims} once the static embedder is loaded
   minilm: null, // {dims, embedded, passages} once the MiniLM model is loaded
+  transformer: null, // false when the page was built without the transformer package (MiniLM, CAGE)
   graph: null, // the knowledge graph's report once built (engine.graphReport())
   passageGraphs: new Map(), // request id → the <div> waiting for a passage's triples
   passageGraphId: 0,
