@@ -908,4 +908,51 @@ mod tests {
         let f32s = vec![(0, 0.5f32), (1, 0.9), (2, 0.5), (3, 0.5)];
         assert_eq!(ids(rank_f32(f32s, 3, &c)), ["p1", "p0", "p2"]);
     }
+
+    /// An index that carries transformer (MiniLM-slot) passage vectors takes its passage prior from
+    /// them: with no fact to seed from, the walk falls back to that prior's ranking, the transformer
+    /// one, and `no_transformer_prior` brings the static one back.
+    #[test]
+    fn the_passage_prior_takes_the_transformer_vectors_when_attached() {
+        use crate::catrag::CatragConfig;
+        use crate::corpus::Passage;
+        use crate::embed::testing::MapEmbedder;
+        use crate::embed::Embedder;
+        use crate::index::IndexConfig;
+        let mut c = Corpus::new();
+        for (id, title, text) in [
+            ("d", "Paris", "Paris is the capital of France."),
+            ("e", "Lyon", "Lyon is a city in France."),
+            ("f", "Nice", "Nice is a city on the coast."),
+        ] {
+            c.add(Passage { id: id.into(), title: title.into(), text: text.into() }).unwrap();
+        }
+        let mut index = Index::build(c, &IndexConfig::default()).unwrap();
+        let s: Rc<dyn Embedder> = Rc::new(crate::embed::StaticEmbedder::minilm().unwrap());
+        index.attach_embedder(EmbedderSlot::Static, s.clone(), &mut |_, _| {}).unwrap();
+        index.build_graph_from_triples(s, &[], None, &mut |_, _, _| {}).unwrap();
+        let q = "capital of France";
+        let ids = |index: &Index| -> Vec<String> {
+            let found = index.search_graph(q, 3, Method::Catrag).unwrap();
+            assert_eq!(found.retrieval.fallback, Some(Fallback::NoSeeds));
+            found.hits.iter().map(|h| index.corpus().get(h.passage).unwrap().id.clone()).collect()
+        };
+        let static_order = ids(&index);
+        assert_eq!(static_order[0], "d", "the static table puts Paris first");
+        // The transformer slot: Nice 1.0, Lyon 0.6, Paris 0 against the query.
+        let texts: Vec<String> = index.corpus().passages().iter().map(Index::passage_text).collect();
+        let t: Rc<dyn Embedder> = Rc::new(MapEmbedder::new(
+            2,
+            &[
+                (q, vec![1.0, 0.0]),
+                (texts[0].as_str(), vec![0.0, 1.0]),
+                (texts[1].as_str(), vec![0.6, 0.8]),
+                (texts[2].as_str(), vec![1.0, 0.0]),
+            ],
+        ));
+        index.attach_embedder(EmbedderSlot::Minilm, t, &mut |_, _| {}).unwrap();
+        assert_eq!(ids(&index), ["f", "e", "d"]);
+        index.set_catrag_config(CatragConfig { no_transformer_prior: true, ..CatragConfig::default() }).unwrap();
+        assert_eq!(ids(&index), static_order);
+    }
 }
