@@ -366,6 +366,19 @@ impl Engine {
         self.index()
     }
 
+    /// The built index and its static embedder, for a graph build; the graph carried over from
+    /// before the last add is dropped (the new build replaces it).
+    fn graph_build_inputs(&mut self) -> Result<(&mut Index, Rc<dyn Embedder>)> {
+        let State::Built(index) = &mut self.state else {
+            return Err(Error::NotBuilt);
+        };
+        let embedder = index.dense(EmbedderSlot::Static).map(|d| d.embedder().clone()).ok_or_else(|| {
+            Error::MissingEmbedder { method: "catrag".into(), embedder: EmbedderSlot::Static.name().into() }
+        })?;
+        self.carried_graph = None;
+        Ok((index, embedder))
+    }
+
     /// Build the knowledge graph (METHOD.md §1) with the static embedder, replacing any; later
     /// builds after adds extend it with the new passages only.
     ///
@@ -373,14 +386,7 @@ impl Engine {
     /// [`Error::NotBuilt`]; [`Error::MissingEmbedder`] without the static embedder's passage
     /// vectors; the extractor's, builder's and embedder's errors.
     pub fn build_graph(&mut self, progress: Progress<'_>) -> Result<&GraphBuildReport> {
-        let index = match &mut self.state {
-            State::Built(i) => i,
-            State::Collecting(_) => return Err(Error::NotBuilt),
-        };
-        let embedder = index.dense(EmbedderSlot::Static).map(|d| d.embedder().clone()).ok_or_else(|| {
-            Error::MissingEmbedder { method: "catrag".into(), embedder: EmbedderSlot::Static.name().into() }
-        })?;
-        self.carried_graph = None;
+        let (index, embedder) = self.graph_build_inputs()?;
         index.build_graph(embedder, &mut |s, d, t| progress(Phase::of_graph(s), d, t))
     }
 
@@ -397,14 +403,7 @@ impl Engine {
         extract: Option<ExtractStats>,
         progress: Progress<'_>,
     ) -> Result<&GraphBuildReport> {
-        let index = match &mut self.state {
-            State::Built(i) => i,
-            State::Collecting(_) => return Err(Error::NotBuilt),
-        };
-        let embedder = index.dense(EmbedderSlot::Static).map(|d| d.embedder().clone()).ok_or_else(|| {
-            Error::MissingEmbedder { method: "catrag".into(), embedder: EmbedderSlot::Static.name().into() }
-        })?;
-        self.carried_graph = None;
+        let (index, embedder) = self.graph_build_inputs()?;
         index.build_graph_from_triples(embedder, triples, extract, &mut |s, d, t| progress(Phase::of_graph(s), d, t))
     }
 
