@@ -325,18 +325,7 @@ impl LlmEndpoint {
         *self.ner_query.borrow_mut() = Some(q.clone());
         let req = crate::llm::prompts::ner_prompt(&q);
         wasm_bindgen_futures::future_to_promise(async move {
-            let (names, error) = match client.chat(&req).await {
-                Err(e) => (Vec::new(), Some(e.to_string())),
-                Ok(r) => {
-                    let names = crate::llm::parse::parse_entities(&r.content);
-                    if names.is_empty() {
-                        let head: String = r.content.chars().take(120).collect();
-                        (names, Some(format!("no entity in the answer {head:?}")))
-                    } else {
-                        (names, None)
-                    }
-                }
-            };
+            let (names, error) = ask(&client, &req, crate::llm::parse::parse_entities, "entity").await;
             let rep = EntitiesReport { names, outcome: LlmOutcome::of(&client, error) };
             to_js(&rep).map_err(|e| JsValue::from(js_err(e)))
         })
@@ -368,18 +357,7 @@ impl LlmEndpoint {
         client.begin_query(Some(&format!("\u{1}openie {passage} {}", p.id)));
         let req = crate::llm::prompts::openie_prompt(&p.title, &p.text);
         wasm_bindgen_futures::future_to_promise(async move {
-            let (triples, error) = match client.chat(&req).await {
-                Err(e) => (Vec::new(), Some(e.to_string())),
-                Ok(r) => {
-                    let triples = crate::llm::parse::parse_triples(&r.content);
-                    if triples.is_empty() {
-                        let head: String = r.content.chars().take(120).collect();
-                        (triples, Some(format!("no triple in the answer {head:?}")))
-                    } else {
-                        (triples, None)
-                    }
-                }
-            };
+            let (triples, error) = ask(&client, &req, crate::llm::parse::parse_triples, "triple").await;
             let rep = TriplesReport { triples, outcome: LlmOutcome::of(&client, error) };
             to_js(&rep).map_err(|e| JsValue::from(js_err(e)))
         })
@@ -611,5 +589,27 @@ impl Engine {
             .unwrap_or(serde_json::Value::Null);
         let out = LlmGraphBuild { report, llm_passages, fallback_passages, llm_triples };
         to_js(&out).map_err(js_err)
+    }
+}
+
+/// One call of `req` and its answer read by `parse`: the parsed items, and the error (the call's,
+/// or "no {what} in the answer …" with the answer's first 120 characters when nothing parsed).
+async fn ask<T>(
+    client: &FetchClient,
+    req: &ChatRequest,
+    parse: fn(&str) -> Vec<T>,
+    what: &str,
+) -> (Vec<T>, Option<String>) {
+    match client.chat(req).await {
+        Err(e) => (Vec::new(), Some(e.to_string())),
+        Ok(r) => {
+            let items = parse(&r.content);
+            if items.is_empty() {
+                let head: String = r.content.chars().take(120).collect();
+                (items, Some(format!("no {what} in the answer {head:?}")))
+            } else {
+                (items, None)
+            }
+        }
     }
 }
