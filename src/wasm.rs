@@ -152,12 +152,14 @@ struct SearchOptions {
     prefix: Option<bool>,
 }
 
-/// `searchExplained`'s answer: the hits and, for a graph method, the explanation of the same
-/// search (`null` for the other methods).
+/// `searchExplained`'s answer: the hits, for a graph method the explanation of the same
+/// search (`null` for the other methods), and why the hits are weak (`null` unless a dense
+/// method answered a query that shares no word with any passage).
 #[derive(Serialize)]
 struct ExplainedSearch<'a> {
     hits: Vec<SearchHit<'a>>,
     explanation: Option<crate::search::SearchExplanation>,
+    weak: Option<&'static str>,
 }
 
 #[derive(Serialize)]
@@ -410,9 +412,11 @@ impl Engine {
     }
 
     /// `search` and, for a graph method (`hipporag`, `catrag`), `explain` of that same search in
-    /// one call: `{hits, explanation}` (`explanation` null for the other methods). The graph
-    /// search runs once. Options as `search`.
-    #[wasm_bindgen(js_name = searchExplained, unchecked_return_type = "{ hits: SearchHit[]; explanation: SearchExplanation | null }")]
+    /// one call: `{hits, explanation, weak}` (`explanation` null for the other methods). The
+    /// graph search runs once. `weak` is null, or the reason the hits are weak: a method that
+    /// ranks by meaning alone (`dense`, `dense-minilm`, `cage`) answered a query none of whose
+    /// words occurs in any passage (every other method returns no hit then). Options as `search`.
+    #[wasm_bindgen(js_name = searchExplained, unchecked_return_type = "{ hits: SearchHit[]; explanation: SearchExplanation | null; weak: string | null }")]
     pub fn search_explained(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
         let (k, method, query_options) = search_options_with_query(options)?;
         let found = self.inner.search(query, k, method, query_options).map_err(js_err)?;
@@ -425,7 +429,7 @@ impl Engine {
         let terms = index.result_terms(&found);
         let hits =
             found.hits.iter().enumerate().filter_map(|(rank, h)| search_hit(index, &terms, rank + 1, h)).collect();
-        to_js(&ExplainedSearch { hits, explanation }).map_err(js_err)
+        to_js(&ExplainedSearch { hits, explanation, weak: found.trace.weak }).map_err(js_err)
     }
 
     /// Load the static embedder (methods `dense` and `hybrid`) from the bytes of its table file

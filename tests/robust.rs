@@ -9,7 +9,7 @@ use std::rc::Rc;
 
 use cairn::embed::{Embedder, StaticEmbedder};
 use cairn::index::{EmbedderSlot, IndexConfig, Method};
-use cairn::search::{NOTHING_MATCHES, NOT_ENGLISH};
+use cairn::search::{NOTHING_MATCHES, NOT_ENGLISH, WEAK_BY_MEANING};
 use cairn::{Corpus, Index, Passage};
 
 const NFD_CAFE: &str = "Cafe\u{301} Central is a coffee house in Zu\u{308}rich, near the lake.";
@@ -88,6 +88,30 @@ fn a_query_that_matches_nothing_gets_nothing_from_every_lexical_and_graph_method
         assert_eq!(g.retrieval.warnings, vec![NOTHING_MATCHES.to_string()]);
     }
     assert!(!index.nothing_matches("Thames"));
+}
+
+#[test]
+fn a_dense_answer_to_a_query_that_matches_nothing_is_marked_weak() {
+    let index = index();
+    // Known words (the static embedder gives them a vector), none of them in any passage.
+    let query = "rocket spaceflight NASA";
+    assert!(index.nothing_matches(query));
+    for method in [Method::Bm25, Method::Hybrid, Method::Hipporag, Method::Catrag] {
+        let r = index.run(query, 3, method, Default::default()).unwrap();
+        assert!(r.hits.is_empty() && r.trace.weak.is_none(), "{method:?}");
+    }
+    let r = index.run(query, 3, Method::Dense, Default::default()).unwrap();
+    assert_eq!(r.hits.len(), 3);
+    assert_eq!(r.trace.weak, Some(WEAK_BY_MEANING));
+    // One word of the query in the corpus: the dense hits are not weak.
+    let r = index.run("Apollo rocket", 3, Method::Dense, Default::default()).unwrap();
+    assert_eq!(r.hits.len(), 3);
+    assert_eq!(r.trace.weak, None);
+    // Nonsense still embeds (its WordPiece pieces have vectors): dense ranks, marked weak.
+    for query in ["zzqx vvbn", "???"] {
+        let r = index.run(query, 3, Method::Dense, Default::default()).unwrap();
+        assert_eq!(r.trace.weak, (!r.hits.is_empty()).then_some(WEAK_BY_MEANING), "{query:?}");
+    }
 }
 
 #[test]

@@ -608,14 +608,16 @@ async function handle(msg, early) {
         // the same search (the graph search runs once)
         const needs = METHOD_INFO.get(opts.method)?.needs;
         const graphMethod = !!needs && needs.graph && !needs.cage;
-        let hits, explanation;
-        if (graphMethod && msg.explain !== false) {
-          ({ hits, explanation } = engine.searchExplained(query, opts));
+        // and, for the other methods, whether the hits are weak (a dense method answering a query
+        // that shares no word with any passage)
+        let hits, explanation, weak;
+        if (!graphMethod || msg.explain !== false) {
+          ({ hits, explanation, weak } = engine.searchExplained(query, opts));
         } else {
           hits = engine.search(query, opts);
         }
         const ms = now() - t0;
-        post({ type: 'results', id: msg.id, query: msg.query, method: opts.method || 'bm25', hits, ms, explanation: explanation ?? undefined });
+        post({ type: 'results', id: msg.id, query: msg.query, method: opts.method || 'bm25', hits, ms, explanation: explanation ?? undefined, weak: weak ?? undefined });
       } catch (err) {
         postError('search', err, { id: msg.id });
       }

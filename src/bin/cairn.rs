@@ -1257,9 +1257,13 @@ mod cli {
             println!("{v}");
             return Ok(());
         }
-        let hits = index.search(&q, a.k, method).map_err(|e| e.to_string())?;
+        let found = index.run(&q, a.k, method, Default::default()).map_err(|e| e.to_string())?;
+        let hits = &found.hits;
         if hits.is_empty() {
             println!("no passage matches {q:?}");
+        }
+        if let Some(why) = found.trace.weak {
+            println!("weak results: {why}");
         }
         for (rank, h) in hits.iter().enumerate() {
             if let Some(p) = index.corpus().get(h.passage) {

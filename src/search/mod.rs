@@ -43,6 +43,12 @@ use crate::text::{EntityKind, Mention};
 /// The warning of a graph search whose query matches nothing ([`Index::nothing_matches`]).
 pub const NOTHING_MATCHES: &str = "nothing matches: no word of the query occurs in any passage";
 
+/// The mark of a dense method's result whose query shares no word with any passage
+/// ([`Index::nothing_matches`]): the hits are the passages closest by meaning alone (a paraphrase
+/// may still find its answer), but nothing in them matches the query's words, so they are weak.
+pub const WEAK_BY_MEANING: &str =
+    "no word of the query occurs in any passage: these are the closest passages by meaning alone, and may not answer it";
+
 /// The warning of a graph search whose query does not look English ([`Index::search_graph`]).
 pub const NOT_ENGLISH: &str =
     "the query does not look English, the language of the knowledge graph's facts: ranked by dense similarity";
@@ -146,6 +152,10 @@ pub struct Trace {
     pub groups: Option<Vec<TermGroup>>,
     /// Whether the groups include prefix completions of the last word.
     pub prefix: bool,
+    /// Why the hits are weak, when they are: [`WEAK_BY_MEANING`] for a method that ranks by
+    /// meaning alone ([`Method::ranks_by_meaning_alone`]) whose query matches nothing
+    /// ([`Index::nothing_matches`]; every other method then returns no hit). `None` otherwise.
+    pub weak: Option<&'static str>,
 }
 
 /// One query's result: the ranked hits and the [`Trace`] of how they were found.
@@ -344,6 +354,9 @@ impl Index {
             self.first_stage(&ctx, k, method, &mut trace)?
         };
         trace.prefix = options.prefix;
+        if method.ranks_by_meaning_alone() && !hits.is_empty() && ctx.nothing_matches(options.prefix) {
+            trace.weak = Some(WEAK_BY_MEANING);
+        }
         let (query, groups) = ctx.into_parts();
         trace.groups = groups;
         Ok(SearchResult { method, query, hits, trace })

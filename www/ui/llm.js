@@ -205,6 +205,9 @@ export function renderLlmTiers(msg) {
   if (t.cancelled) parts.push('cancelled: the edges not yet rated are Weak');
   else if (t.cors) parts.push(llmCorsFix());
   else if (t.error) parts.push(`the endpoint failed: ${t.error}`);
+  // said on the search whose failure opened it, not only on the next one
+  if (t.breakerOpen) parts.push('it failed repeatedly, so the next searches skip it and fall back at once until its circuit breaker cools down');
+  llmEl.tiers.dataset.breaker = t.breakerOpen ? 'open' : '';
   const n = msg.ner;
   let nerBad = false;
   if (n) {

@@ -7,7 +7,7 @@ import { explainElement } from './graph.js';
 import { defaultMethod, isCageMethod, methodInfo } from './methods.js';
 import { state } from './state.js';
 
-export function renderResults({ id: searchId, hits, ms: took, method = defaultMethod(), explanation, cage }) {
+export function renderResults({ id: searchId, hits, ms: took, method = defaultMethod(), explanation, cage, weak }) {
   const question = state.lastSearch && state.lastSearch.question;
   const gold = new Set(question ? question.gold_ids : []);
   const top = hits.length ? hits[0].score : 0;
@@ -32,6 +32,9 @@ export function renderResults({ id: searchId, hits, ms: took, method = defaultMe
   el.results.dataset.search = String(searchId);
   el.results.dataset.query = state.lastSearch ? state.lastSearch.query : '';
   el.results.dataset.method = method;
+  // a dense method's answer to a query that shares no word with any passage
+  el.results.dataset.weak = weak ? 'true' : '';
+  el.results.classList.toggle('is-weak', !!weak);
 
   const found = hits.filter((h) => gold.has(h.id)).length;
   if (hits.length === 0) {
@@ -39,6 +42,7 @@ export function renderResults({ id: searchId, hits, ms: took, method = defaultMe
     el.resultsMeta.textContent = 'Nothing matches: no passage shares a word with this query (common words such as “the” are ignored).';
   } else {
     el.resultsMeta.textContent = `${hits.length} ${hits.length === 1 ? 'result' : 'results'} in ${ms(took)} · ${methodInfo(method).short}`;
+    if (weak) el.resultsMeta.textContent += ' · weak: no word of the query occurs in any passage; these are the closest passages by meaning alone and may not answer it';
     if (cage) el.resultsMeta.textContent += ` (${cage.candidates} candidates reranked from stored graph embeddings in ${ms(cage.rerankMs)}${cage.embedded ? `; ${cage.embedded} new passages embedded first, ${ms(cage.embedMs)}` : ''})`;
   }
 
