@@ -392,6 +392,7 @@ test('(vi) choosing Hybrid loads the embeddings (with progress) and finds a gold
     assert.ok(x >= -1 && x <= 1 && /^-?0\.\d{3}$|^1\.00$/.test(h.score), `a dense score should be a cosine with 3 significant digits, shows ${h.score}`);
   }
   assert.ok(dense.some((h) => QUESTION.gold_ids.includes(h.id)), 'dense should rank a gold passage in the top 5 too');
+  assert.equal(await page.getAttribute('#results', 'data-weak'), '', 'a question whose words occur in the corpus gets results that are not weak');
 
   // the embedder stays loaded when the corpus is replaced
   await page.fill('#paste', 'Basalt cairns mark the paths across the moor.\n\nA lighthouse keeper counts the ships at night.');
@@ -401,6 +402,9 @@ test('(vi) choosing Hybrid loads the embeddings (with progress) and finds a gold
   const boats = await search(page, 'boats near the coast');
   assert.equal(await page.getAttribute('#results', 'data-method'), 'dense');
   assert.equal(boats[0].id, 'pasted text#2', `dense should find the lighthouse paragraph, got ${JSON.stringify(boats.map((h) => h.id))}`);
+  // no word of that query occurs in either passage: the closest by meaning, marked weak
+  assert.equal(await page.getAttribute('#results', 'data-weak'), 'true');
+  assert.match(await page.textContent('#results-meta'), /· weak: no word of the query occurs in any passage/);
 
   const assets = assetRequests(t.name).map((r) => new URL(r.url).pathname).sort();
   assert.deepEqual(assets, ['/assets/minilm-vocab.txt', '/assets/static-minilm.bin'], 'each embedder file should be downloaded once');
@@ -418,7 +422,7 @@ test('(vii) a corrupt embedding table shows a clear error and BM25 keeps working
   );
   await waitForStatus(page, DEMO_STATUS, 'the demo corpus should load');
 
-  await page.fill('#query', QUESTION.question);
+  // (no query typed first: search as you type would run BM25 before the method changes)
   await page.selectOption('#method', 'hybrid');
   await page.waitForSelector('#error:not([hidden])', { timeout: WAIT }).catch(async () => {
     assert.fail(`no error box after loading a truncated table (${await describePage(page)})`);
