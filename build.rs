@@ -172,7 +172,10 @@ fn build_package(manifest: &Path, out_dir: &Path) -> PathBuf {
     let wasm_target = out_dir.join("wasm-target");
     let mut build = Command::new(&cargo);
     build
-        .args(["build", "--lib", "--release", "--target", "wasm32-unknown-unknown", "--manifest-path"])
+        // as `npm run build:wasm`: without the text pipeline's resources, which the web files
+        // carry beside the package (`text/`) for the graph methods
+        .args(["build", "--lib", "--release", "--no-default-features", "--target", "wasm32-unknown-unknown"])
+        .arg("--manifest-path")
         .arg(manifest.join("Cargo.toml"))
         .arg("--target-dir")
         .arg(&wasm_target);

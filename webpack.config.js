@@ -2,7 +2,8 @@
 // benchmark (www/bench.html + www/bench.js), the engine's Web Worker (www/worker.js, found by
 // webpack through `new Worker(new URL('./worker.js', import.meta.url))`), the wasm module (an
 // asset, found through `new URL('cairn_bg.wasm', import.meta.url)` in pkg/cairn.js), the demo
-// data (www/data/ → dist/data/) and the static embedder's files (assets/static-minilm.bin and
+// data (www/data/ → dist/data/), the text pipeline's files (assets/text/ → dist/assets/text/,
+// fetched by the worker only when the knowledge graph or CAGE needs them) and the static embedder's files (assets/static-minilm.bin and
 // assets/minilm-vocab.txt → dist/assets/, fetched by the worker only when a dense method is
 // chosen; their names are fixed, not content-hashed), and, for method dense-minilm, the MiniLM
 // package (pkg-minilm/: its JS as a lazy chunk, its wasm as an asset) and the model
@@ -26,6 +27,9 @@ const EMBEDDER_FILES = ['static-minilm.bin', 'minilm-vocab.txt'];
 const MINILM_MODEL = path.resolve(__dirname, 'models', 'minilm-int8.onnx');
 // CAGE's int8 R-GCN (run by the MiniLM package's CageModel), fetched when a CAGE method is chosen.
 const CAGE_MODEL = path.join(assets, 'cage', 'rgcn-int8.onnx');
+// The English text pipeline's resource files (POS tagger, lemmatiser, gazetteer), which the main
+// wasm package is built without: fetched by the worker when the knowledge graph or CAGE needs them.
+const TEXT_FILES = ['pos-perceptron.bin', 'lemma-en.txt', 'lemma-index.bin', 'gazetteer-en.txt'];
 
 module.exports = (env, argv) => {
   const production = argv.mode !== 'development';
@@ -91,6 +95,7 @@ module.exports = (env, argv) => {
           ...EMBEDDER_FILES.map((f) => ({ from: path.join(assets, f), to: `assets/${f}` })),
           ...(transformer ? [{ from: MINILM_MODEL, to: 'models/minilm-int8.onnx' }] : []),
           { from: CAGE_MODEL, to: 'assets/cage/rgcn-int8.onnx' },
+          ...TEXT_FILES.map((f) => ({ from: path.join(assets, 'text', f), to: `assets/text/${f}` })),
         ],
       }),
     ],

@@ -109,6 +109,37 @@ fn start() {
     console_error_panic_hook::set_once();
 }
 
+/// The file names of the English text pipeline's resources, in the order `loadTextPipeline`
+/// takes them (`pos-perceptron.bin`, `lemma-en.txt`, `lemma-index.bin`, `gazetteer-en.txt`;
+/// served beside the package as `text/<name>`). The knowledge graph (hipporag, catrag, loading
+/// an index file that holds a graph) and CAGE need them; BM25 and the dense methods do not.
+#[wasm_bindgen(js_name = textPipelineFiles, unchecked_return_type = "string[]")]
+pub fn text_pipeline_files() -> JsValue {
+    serde_wasm_bindgen::to_value(&crate::text::RESOURCE_FILES).unwrap_or(JsValue::NULL)
+}
+
+/// Whether the English text pipeline can run: its resources are compiled into this build or
+/// were given to `loadTextPipeline`.
+#[wasm_bindgen(js_name = textPipelineLoaded)]
+pub fn text_pipeline_loaded() -> bool {
+    crate::text::resources_loaded()
+}
+
+/// Give the English text pipeline its resource files (the bytes of the four
+/// `textPipelineFiles()`, in that order), once per page: every engine shares them. Calling it
+/// again once loaded changes nothing. Throws, naming the file, when one does not parse (a
+/// truncated download, another file); nothing is kept then.
+#[wasm_bindgen(js_name = loadTextPipeline)]
+pub fn load_text_pipeline(
+    pos_perceptron: &[u8],
+    lemma_rules: &[u8],
+    lemma_index: &[u8],
+    gazetteer: &[u8],
+) -> Result<(), JsError> {
+    crate::text::load_resources(crate::text::TextResources { pos_perceptron, lemma_rules, lemma_index, gazetteer })
+        .map_err(js_err)
+}
+
 /// The crate version.
 #[wasm_bindgen]
 pub fn version() -> String {

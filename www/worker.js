@@ -62,13 +62,18 @@
 // keeps the vectors of the passages already there; only new ones are embedded (on the next
 // dense-minilm search).
 
-import init, { Engine, LlmEndpoint, methods, version } from '../pkg/cairn.js';
+import init, { Engine, LlmEndpoint, loadTextPipeline, methods, textPipelineFiles, textPipelineLoaded, version } from '../pkg/cairn.js';
 
 const DEMO_URL = 'data/hotpotqa/corpus.jsonl';
 const DEMO_NAME = 'hotpotqa';
 // The static embedder's files, copied by webpack from the repository's assets/.
 const EMBEDDER_TABLE_URL = 'assets/static-minilm.bin';
 const EMBEDDER_VOCAB_URL = 'assets/minilm-vocab.txt';
+
+// The English text pipeline's resource files (POS tagger, lemmatiser, gazetteer; 1.6 MB, copied by
+// webpack from assets/text/): fetched once, the first time the knowledge graph or CAGE needs them,
+// so that BM25 and the dense methods never download them.
+const TEXT_PIPELINE_DIR = 'assets/text/';
 
 let engine = null;
 // Names of the files and texts in the corpus (documents get unique names, so their ids do too).
@@ -410,6 +415,27 @@ async function loadEmbedder(id, silent = false) {
   return status;
 }
 
+/**
+ * Make the English text pipeline ready (its files downloaded and loaded the first time, with
+ * 'download' progress; the download can be cancelled like the embedder's). Resolves 'ok',
+ * 'cancelled' or throws what went wrong.
+ */
+async function ensureTextPipeline() {
+  if (textPipelineLoaded()) return 'ok';
+  const controller = new AbortController();
+  embedderDownload = controller;
+  try {
+    const files = await download(textPipelineFiles().map((f) => TEXT_PIPELINE_DIR + f), controller.signal, 'text');
+    loadTextPipeline(...files);
+    return 'ok';
+  } catch (err) {
+    if (controller.signal.aborted) return 'cancelled';
+    throw new Error(`the text pipeline's files could not be loaded: ${message(err)}`);
+  } finally {
+    if (embedderDownload === controller) embedderDownload = null;
+  }
+}
+
 /** Resolve after pending messages (a 'cancel-embedder') have had their turn. */
 function yieldToMessages() {
   return new Promise((resolve) => setTimeout(resolve, 0));
@@ -535,6 +561,17 @@ async function needStaticEmbedderAndPassages(id, reply, emptyMessage) {
   }
   if (!engine.stats().built || engine.stats().passages === 0) {
     post({ type: 'error', during: 'load-embedder', message: emptyMessage });
+    reply({ failed: true });
+    return false;
+  }
+  // the knowledge graph and CAGE's passage graphs run the English text pipeline
+  try {
+    if ((await ensureTextPipeline()) === 'cancelled') {
+      reply({ cancelled: true });
+      return false;
+    }
+  } catch (err) {
+    post({ type: 'error', during: 'load-embedder', message: message(err) });
     reply({ failed: true });
     return false;
   }
@@ -716,17 +753,28 @@ async function loadIndexBytes(bytes, name, extraTiming = {}) {
   const report = progressPoster(() => 'loading-index');
   let target = newEngine();
   try {
-    try {
-      target.loadIndex(raw, report);
-    } catch (err) {
-      if (embedderFiles || !/needs the static embedder/.test(message(err))) throw err;
-      const [table, vocabBytes] = await download([EMBEDDER_TABLE_URL, EMBEDDER_VOCAB_URL]);
-      const vocab = new TextDecoder('utf-8', { fatal: true }).decode(vocabBytes);
-      target.free();
-      target = new Engine(undefined);
-      target.loadStaticEmbedder(table, vocab, undefined);
-      embedderFiles = { table, vocab, dims: null };
-      target.loadIndex(raw, report);
+    // A file with a knowledge graph needs the static embedder and the text pipeline (its query
+    // anchoring): when the engine says one is missing, it is fetched and the load tried again.
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        target.loadIndex(raw, report);
+        break;
+      } catch (err) {
+        if (attempt >= 2) throw err;
+        if (!textPipelineLoaded() && /text pipeline/.test(message(err))) {
+          if ((await ensureTextPipeline()) !== 'ok') throw new Error('the text pipeline\'s download was cancelled');
+          continue;
+        }
+        if (embedderFiles || !/needs the static embedder/.test(message(err))) throw err;
+        const [table, vocabBytes] = await download([EMBEDDER_TABLE_URL, EMBEDDER_VOCAB_URL]);
+        const vocab = new TextDecoder('utf-8', { fatal: true }).decode(vocabBytes);
+        target.free();
+        target = new Engine(undefined);
+        target.loadStaticEmbedder(table, vocab, undefined);
+        embedderFiles = { table, vocab, dims: null };
+      }
+    }
+    if (embedderFiles && embedderFiles.dims === null) {
       embedderFiles.dims = (target.stats().embedders || []).find((e) => e.name === 'static')?.dims ?? null;
     }
   } catch (err) {

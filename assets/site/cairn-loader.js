@@ -5,10 +5,11 @@
 //   const hits = cairn.search('who married Lothair II?', { k: 8 });
 //
 // Everything runs in the page: the wasm engine (cairn_bg.wasm), the index file (gzip, inflated
-// with the browser's DecompressionStream) and, for the dense methods, the static embedder's
-// table. Nothing is sent anywhere.
+// with the browser's DecompressionStream), for the dense methods the static embedder's table,
+// and for an index with a knowledge graph the English text pipeline's files (text/). Nothing is
+// sent anywhere.
 
-import init, { Engine } from './cairn.js';
+import init, { Engine, loadTextPipeline, textPipelineLoaded } from './cairn.js';
 
 const here = new URL('.', import.meta.url);
 
@@ -72,6 +73,11 @@ export async function openIndex({ base = here, method } = {}) {
     ])
     : null;
   embedderFiles?.catch(() => {}); // awaited below; this only keeps an early failure from being "unhandled"
+  // the English text pipeline's resources: an index with a knowledge graph needs them
+  const textFiles = Array.isArray(manifest.text_pipeline)
+    ? Promise.all(manifest.text_pipeline.map((f) => fetchOk(new URL(f, base)).then((r) => r.arrayBuffer())))
+    : null;
+  textFiles?.catch(() => {});
   const [, bytes] = await Promise.all([
     init({ module_or_path: new URL('cairn_bg.wasm', base) }),
     fetchIndexBytes(new URL(manifest.index, base)),
@@ -80,6 +86,10 @@ export async function openIndex({ base = here, method } = {}) {
   if (embedderFiles) {
     const [table, vocab] = await embedderFiles;
     engine.loadStaticEmbedder(new Uint8Array(table), vocab);
+  }
+  if (textFiles && !textPipelineLoaded()) {
+    const [pos, lemmaRules, lemmaIndex, gazetteer] = (await textFiles).map((b) => new Uint8Array(b));
+    loadTextPipeline(pos, lemmaRules, lemmaIndex, gazetteer);
   }
   const fetchedMs = performance.now() - t0;
   engine.loadIndex(bytes);

