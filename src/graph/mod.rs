@@ -340,6 +340,8 @@ pub struct Graph {
     csr: Csr,
     /// The fact vectors' `i8` copy for fact scoring ([`Graph::fact_cosines`]), made on first use.
     fact_quant: std::sync::OnceLock<QuantizedRows>,
+    /// The entity vectors' `i8` copy for anchoring ([`Graph::nearest_entity`]), made on first use.
+    entity_quant: std::sync::OnceLock<QuantizedRows>,
 }
 
 impl Graph {
@@ -504,6 +506,22 @@ impl Graph {
             )));
         }
         self.fact_quant.get_or_init(|| QuantizedRows::new(m)).cosines(m, query)
+    }
+
+    /// The entity vector most similar to `query` (row of [`Graph::entity_vectors`] and cosine),
+    /// exactly as `entity_vectors().top_k(query, 1)` gives it (ties to the lower row), read from
+    /// an `i8` copy of the entity vectors (quantised once, on the first call) with the rows
+    /// that could be the best scored again in `f32` ([`QuantizedRows::best`]). `None` without
+    /// entity vectors.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when `query` does not have the entity vectors' dimension.
+    pub fn nearest_entity(&self, query: &[f32]) -> Result<Option<crate::embed::ScoredRow>> {
+        let m = &self.store.entity_vectors;
+        if m.is_empty() {
+            return Ok(None);
+        }
+        self.entity_quant.get_or_init(|| QuantizedRows::new(m)).best(m, query)
     }
 
     /// The synonym candidates kept for entity `node`: (entity node id, cosine), best first, at

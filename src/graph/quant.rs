@@ -16,6 +16,10 @@
 //! best `linking_top_k ≤ EXACT_TOP`), their cosines and the min–max normalisation's two ends are
 //! exactly those of the `f32` scan; other facts' cosines are within `e` of it (about 5·10⁻⁴
 //! typically, at most about 1.5·10⁻² for unit vectors of 256 dimensions).
+//!
+//! The same copy of the entity vectors finds the entity most similar to a query mention
+//! (CatRAG's symbolic anchoring, METHOD.md §3): [`QuantizedRows::best`] gives exactly the row and
+//! score of the `f32` scan, re-scoring only the rows that could beat the best lower bound.
 
 use crate::embed::{dot, VectorMatrix};
 use crate::error::{Error, Result};
@@ -129,6 +133,76 @@ impl QuantizedRows {
             }
         }
         Ok(out)
+    }
+}
+
+impl QuantizedRows {
+    /// The row of `exact` (the matrix this copy was made from) most similar to `query`, as
+    /// [`VectorMatrix::top_k`]`(query, 1)` returns it — the same row and the same `f32` score,
+    /// ties to the lower row, a NaN score below every number — but read from the `i8` copy:
+    /// only the rows whose approximation plus its error bound reaches the best lower end are
+    /// scored exactly (the best row is always among them). `None` for an empty matrix.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when `query` or `exact` do not have this copy's dimension and rows.
+    pub fn best(&self, exact: &VectorMatrix, query: &[f32]) -> Result<Option<crate::embed::ScoredRow>> {
+        if query.len() != self.dim || exact.dim() != self.dim || exact.len() != self.len() {
+            return Err(Error::Config(format!(
+                "entity search: a query of {} dimensions against {} rows of {} (quantised: {} rows of {})",
+                query.len(),
+                exact.len(),
+                exact.dim(),
+                self.len(),
+                self.dim
+            )));
+        }
+        let Some(scaled) = self.scaled_query(query) else {
+            // A zero or non-finite query: the plain scan decides (all rows score alike).
+            return Ok(exact.top_k(query, 1)?.into_iter().next());
+        };
+        let (q16, t, q_l1) = scaled;
+        let mut approx = Vec::with_capacity(self.len());
+        let mut best_lower = f32::NEG_INFINITY;
+        for (r, row) in self.data.chunks_exact(self.dim).enumerate() {
+            let s = self.scale[r];
+            let c = s * t * dot_i8_i16(row, &q16) as f32;
+            let e = 0.5 * s * q_l1 + 0.5 * t * self.l1[r] + ROUNDING;
+            best_lower = best_lower.max(c - e);
+            approx.push((c, e));
+        }
+        let mut best: Option<crate::embed::ScoredRow> = None;
+        for (r, (&(c, e), row)) in approx.iter().zip(exact.as_slice().chunks_exact(self.dim)).enumerate() {
+            if c + e < best_lower {
+                continue;
+            }
+            let mut score = dot(row, query);
+            if score.is_nan() {
+                score = f32::NEG_INFINITY;
+            } else if score == 0.0 {
+                score = 0.0;
+            }
+            // Rows come in increasing order, so a tie keeps the lower row.
+            if best.is_none_or(|b| score > b.score) {
+                best = Some(crate::embed::ScoredRow { row: r as u32, score });
+            }
+        }
+        Ok(best)
+    }
+
+    /// The query as `i16` (module docs), its scale `t` and L1 norm; `None` for a zero query or
+    /// one with a non-finite entry.
+    fn scaled_query(&self, query: &[f32]) -> Option<(Vec<i16>, f32, f32)> {
+        if query.iter().any(|x| !x.is_finite()) {
+            return None;
+        }
+        let qmax_int = ((i32::MAX as usize) / (127 * self.dim.max(1))).clamp(1, 32767) as f32;
+        let qmax = query.iter().fold(0.0f32, |a, &x| a.max(x.abs()));
+        if qmax == 0.0 {
+            return None;
+        }
+        let t = qmax / qmax_int;
+        let q16 = query.iter().map(|&x| (x / t).round().clamp(-qmax_int, qmax_int) as i16).collect();
+        Some((q16, t, query.iter().map(|x| x.abs()).sum()))
     }
 }
 
@@ -257,6 +331,38 @@ mod tests {
                 assert!((got[r] - exact[r]).abs() <= e, "row {r}: {} vs {}", got[r], exact[r]);
             }
         }
+    }
+
+    #[test]
+    fn best_row_is_the_plain_scans() {
+        let m = matrix(3000, 256, 11);
+        let quant = QuantizedRows::new(&m);
+        let queries = matrix(20, 256, 5);
+        for qi in 0..20 {
+            let q = queries.row(qi).unwrap();
+            let want = m.top_k(q, 1).unwrap()[0];
+            let got = quant.best(&m, q).unwrap().unwrap();
+            assert_eq!((got.row, got.score.to_bits()), (want.row, want.score.to_bits()), "query {qi}");
+        }
+        // A query equal to a row finds that row; a duplicated row ties to the lower one.
+        let mut rows = m.as_slice()[..256 * 50].to_vec();
+        rows.extend_from_slice(&m.as_slice()[256 * 7..256 * 8]);
+        let dup = VectorMatrix::from_rows(256, rows).unwrap();
+        let quant = QuantizedRows::new(&dup);
+        let q = dup.row(50).unwrap().to_vec();
+        let got = quant.best(&dup, &q).unwrap().unwrap();
+        assert_eq!(
+            (got.row, got.score),
+            (dup.top_k(&q, 1).unwrap()[0].row, dup.top_k(&q, 1).unwrap()[0].score)
+        );
+        assert_eq!(got.row, 7);
+        // Zero query and an empty matrix: as the plain scan.
+        assert_eq!(
+            quant.best(&dup, &[0.0; 256]).unwrap(),
+            dup.top_k(&[0.0; 256], 1).unwrap().first().copied()
+        );
+        let empty = VectorMatrix::new(256);
+        assert_eq!(QuantizedRows::new(&empty).best(&empty, &q).unwrap(), None);
     }
 
     #[test]
