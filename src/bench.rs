@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use crate::catrag::seeds::fact_cosines;
 use crate::error::{Error, Result};
 use crate::index::{Index, Method};
-use crate::ppr::{rank_passages, ArcOverlay, CsrGraph, PprConfig, PprSolver};
+use crate::ppr::{rank_passages, ArcOverlay, CsrGraph, PprConfig, PprSolver, StaticOut};
 
 /// Per-solver timings and agreement with the exact solve.
 #[derive(Default)]
@@ -25,6 +25,7 @@ struct Runs {
     ms: Vec<f64>,
     sweeps: Vec<f64>,
     certified: usize,
+    stable: usize,
     same: [usize; 3],
 }
 
@@ -65,9 +66,16 @@ pub fn graph_figures(
     let graph = kg.graph();
     let report = kg.report();
     let (offsets, targets, weights) = graph.csr().arrays();
+    // What the first PPR run on a graph pays once (later runs reuse it): the CSR check and the
+    // stored out-weights.
     let t = clock();
-    let csr = CsrGraph::new_symmetric(offsets, targets, weights)?;
+    let plain = CsrGraph::new_symmetric(offsets, targets, weights)?;
     let csr_check_ms = clock() - t;
+    let t = clock();
+    std::hint::black_box(StaticOut::new(&plain));
+    let static_out_ms = clock() - t;
+    // The graph's own view (checked and summed once): what a search runs on.
+    let csr = graph.ppr_graph()?;
     // The same arcs without the symmetry: power iteration scatters, as it did before gathering.
     let scatter = CsrGraph::new(offsets, targets, weights)?;
     let passages = graph.passage_nodes();
@@ -76,6 +84,7 @@ pub fn graph_figures(
     // One graph search per query: its total time, and the PPR input it built.
     let mut search_ms = Vec::new();
     let mut cosine_ms = Vec::new();
+    let mut cosine_f32_ms = Vec::new();
     let mut cases: Vec<(Vec<f64>, ArcOverlay)> = Vec::new();
     let mut fallbacks = 0;
     for q in queries {
@@ -98,19 +107,33 @@ pub fn graph_figures(
         let t = clock();
         std::hint::black_box(fact_cosines(graph, &v)?);
         cosine_ms.push(clock() - t);
+        // The same cosines by a plain f32 scan of every fact vector (as before the i8 copy).
+        let t = clock();
+        std::hint::black_box(graph.fact_vectors().scores(&v)?);
+        cosine_f32_ms.push(clock() - t);
     }
 
-    let exact_cfg = PprConfig { tolerance: 1e-13, max_iterations: 400, rank_top_k: 0, ..config };
-    let l1_cfg = PprConfig { rank_top_k: 0, ..config };
-    let top = |k: u32| PprConfig { rank_top_k: k, ..config };
+    let exact_cfg =
+        PprConfig { tolerance: 1e-13, max_iterations: 400, rank_top_k: 0, rank_stable_sweeps: 0, ..config };
+    let l1_cfg = PprConfig { rank_top_k: 0, rank_stable_sweeps: 0, ..config };
+    let top = |k: u32| PprConfig { rank_top_k: k, rank_stable_sweeps: 0, ..config };
     let none: &[u32] = &[];
-    let variants: [(&str, &CsrGraph<'_>, PprConfig, &[u32]); 5] = [
+    let stable = |k: u32, s: u32| PprConfig { rank_top_k: k, rank_stable_sweeps: s, ..config };
+    let variants: [(&str, &CsrGraph<'_>, PprConfig, &[u32]); 10] = [
         ("configured", &csr, config, passages),
         ("rank_top_5", &csr, top(5), passages),
         ("rank_top_10", &csr, top(10), passages),
+        ("stable_top_10_2", &csr, stable(10, 2), passages),
+        ("stable_top_10_3", &csr, stable(10, 3), passages),
+        ("stable_top_20_2", &csr, stable(20, 2), passages),
+        ("stable_top_20_3", &csr, stable(20, 3), passages),
         ("l1_rule_only", &csr, l1_cfg, none),
+        ("l1_rule_per_query_sums", &plain, l1_cfg, none),
         ("l1_rule_scatter", &scatter, l1_cfg, none),
     ];
+    // How many sweeps from the teleport vector the top 5 / 10 needs to equal the exact solve's
+    // (and stay equal for two more sweeps): what an ideal stopping rule would do.
+    let mut needed = [Vec::new(), Vec::new()];
     let mut solver = PprSolver::new();
     let mut runs: Vec<Runs> = variants.iter().map(|_| Runs::default()).collect();
     let mut exact_runs = Runs::default();
@@ -124,12 +147,27 @@ pub fn graph_figures(
         exact_runs.ms.push(clock() - t);
         exact_runs.sweeps.push(f64::from(rep.iterations));
         let exact: Vec<Vec<u32>> = TOPS.iter().map(|&k| top_of(solver.scores(), k)).collect::<Result<_>>()?;
+        for (j, &k) in TOPS[..2].iter().enumerate() {
+            let fixed = |s: u32| PprConfig { tolerance: 0.0, max_iterations: s, ..l1_cfg };
+            let mut run = 0u32;
+            let mut s = 1u32;
+            while s <= 60 {
+                solver.run(&csr, ov, teleport, &fixed(s))?;
+                run = if top_of(solver.scores(), k)? == exact[j] { run + 1 } else { 0 };
+                if run == 3 {
+                    break;
+                }
+                s += 1;
+            }
+            needed[j].push(f64::from(s.saturating_sub(2)));
+        }
         for (i, (_, g, cfg, ranked)) in variants.iter().enumerate() {
             let t = clock();
             let rep = solver.run_ranked(g, ov, teleport, ranked, cfg)?;
             runs[i].ms.push(clock() - t);
             runs[i].sweeps.push(f64::from(rep.iterations));
             runs[i].certified += usize::from(rep.ranking_certified);
+            runs[i].stable += usize::from(rep.ranking_stable);
             for (j, &k) in TOPS.iter().enumerate() {
                 runs[i].same[j] += usize::from(top_of(solver.scores(), k)? == exact[j]);
             }
@@ -141,13 +179,20 @@ pub fn graph_figures(
             "ms": summary(r.ms),
             "sweeps": summary(r.sweeps),
             "ranking_certified": r.certified,
+            "ranking_stable": r.stable,
             "top5_same_as_exact": r.same[0],
             "top10_same_as_exact": r.same[1],
             "top20_same_as_exact": r.same[2],
             "top5_agreement": if n > 0 { r.same[0] as f64 / n as f64 } else { 0.0 },
         })
     };
-    let mut ppr = json!({ "queries": n, "config": config, "exact": show(exact_runs) });
+    let mut ppr = json!({
+        "queries": n,
+        "config": config,
+        "exact": show(exact_runs),
+        "sweeps_needed_top5": summary(std::mem::take(&mut needed[0])),
+        "sweeps_needed_top10": summary(std::mem::take(&mut needed[1])),
+    });
     for ((name, ..), r) in variants.iter().zip(runs) {
         ppr[*name] = show(r);
     }
@@ -171,7 +216,9 @@ pub fn graph_figures(
         "query": {
             "graph_search_ms": summary(search_ms),
             "fact_cosines_ms": summary(cosine_ms),
+            "fact_cosines_f32_scan_ms": summary(cosine_f32_ms),
             "csr_check_ms": csr_check_ms,
+            "static_out_ms": static_out_ms,
             "fallbacks": fallbacks,
         },
         "ppr": ppr,

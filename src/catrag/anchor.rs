@@ -108,8 +108,7 @@ pub fn anchor_mentions(
         if crate::embed::is_zero(q) {
             continue;
         }
-        let best = vectors.top_k(q, 1)?;
-        let Some(best) = best.first() else { continue };
+        let Some(best) = graph.nearest_entity(q)? else { continue };
         let a = &mut out[i];
         a.similarity = best.score;
         if best.score >= threshold {

@@ -69,7 +69,7 @@ use serde::{Deserialize, Serialize};
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::graph::{EdgeType, Graph, NodeRef};
-use crate::ppr::{ArcOverlay, CsrGraph, PprConfig, PprReport, PprSolver};
+use crate::ppr::{ArcOverlay, PprConfig, PprReport, PprSolver};
 use crate::text::Mention;
 
 pub use anchor::{Anchor, MatchKind};
@@ -966,8 +966,7 @@ impl Retriever {
         }
 
         // Step 6: PPR.
-        let (offsets, targets, weights) = graph.csr().arrays();
-        let csr = CsrGraph::new_symmetric(offsets, targets, weights)?;
+        let csr = graph.ppr_graph()?;
         let mut overlay = ArcOverlay::new();
         for o in &out.overlay {
             overlay.multiply(o.arc as usize, o.multiplier)?;

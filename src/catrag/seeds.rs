@@ -22,16 +22,14 @@ pub struct ScoredFact {
     pub score: f64,
 }
 
-/// Cosine of `query_vector` with every fact vector, `[facts]`.
+/// Cosine of `query_vector` with every fact vector, `[facts]` ([`Graph::fact_cosines`]: the
+/// best `crate::graph::EXACT_TOP` and the minimum exact, the others from an `i8` copy within
+/// its error bound).
 ///
 /// # Errors
 /// [`Error::Config`] when the query vector's dimension is not the graph's.
 pub fn fact_cosines(graph: &Graph, query_vector: &[f32]) -> Result<Vec<f32>> {
-    let m = graph.fact_vectors();
-    if m.is_empty() {
-        return Ok(Vec::new());
-    }
-    m.scores(query_vector)
+    graph.fact_cosines(query_vector)
 }
 
 /// Min–max normalisation of `x` to [0, 1]: `(x − min) / (max − min)`. When every value is the

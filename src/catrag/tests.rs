@@ -96,7 +96,7 @@ fn mention(text: &str, kind: EntityKind) -> Mention {
 const DENSE: [f32; 3] = [0.2, 0.6, 0.4];
 
 /// The hand-worked configuration: 4 seed facts, 3 fact seeds, pruning to 1 edge for the top 2
-/// seeds, anchoring threshold 0.8, tier thresholds 0.85 / 0.7 / 0.4.
+/// seeds, anchoring threshold 0.8, tier thresholds 0.85 / 0.7 / 0.4, PPR to the L1 rule.
 fn config() -> CatragConfig {
     CatragConfig {
         linking_top_k: 4,
@@ -105,6 +105,8 @@ fn config() -> CatragConfig {
         k_edge: 1,
         anchor_threshold: 0.8,
         similarity_tiers: SimilarityTierThresholds { direct: 0.85, high: 0.7, weak: 0.4 },
+        // The L1 rule alone: the tests read PPR scores to 1e-7 (the ranking rules stop earlier).
+        ppr: crate::ppr::PprConfig { rank_top_k: 0, rank_stable_sweeps: 0, ..Default::default() },
         ..CatragConfig::default()
     }
 }

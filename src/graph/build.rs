@@ -363,7 +363,12 @@ impl GraphBuilder {
             )));
         }
         let csr = csr::build(&self.store)?;
-        Ok(Graph { store: self.store, csr })
+        Ok(Graph {
+            store: self.store,
+            csr,
+            fact_quant: std::sync::OnceLock::new(),
+            entity_quant: std::sync::OnceLock::new(),
+        })
     }
 }
 

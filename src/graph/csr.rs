@@ -76,5 +76,6 @@ pub(super) fn build(s: &Store) -> Result<Csr> {
         relation_edges: s.relation_weights.len(),
         synonym_edges: synonyms.len(),
         context_edges,
+        ppr: std::sync::OnceLock::new(),
     })
 }

@@ -63,6 +63,7 @@ mod csr;
 mod knn;
 
 mod persist;
+mod quant;
 #[cfg(test)]
 mod tests;
 
@@ -75,6 +76,7 @@ pub use crate::extract::Triple;
 
 pub use build::{build_graph, AddSummary, BuildStep, GraphBuilder};
 pub use knn::SynonymStats;
+pub use quant::{QuantizedRows, EXACT_TOP};
 pub use crate::text::normalize::{alnum_count, collapse_whitespace, normalize_entity, normalize_relation};
 
 /// Settings of the graph (METHOD.md §1). Serde names are the field names; every field has a
@@ -325,6 +327,9 @@ struct Csr {
     relation_edges: usize,
     synonym_edges: usize,
     context_edges: usize,
+    /// Checked once, the first time PPR runs on this CSR ([`Graph::ppr_graph`]): the arrays'
+    /// validity and the stored out-weights, or why the arrays are not a valid PPR graph.
+    ppr: std::sync::OnceLock<std::result::Result<crate::ppr::StaticOut, String>>,
 }
 
 /// A built knowledge graph: the node table, the fact table, entity and fact vectors and the CSR
@@ -333,6 +338,10 @@ struct Csr {
 pub struct Graph {
     store: Store,
     csr: Csr,
+    /// The fact vectors' `i8` copy for fact scoring ([`Graph::fact_cosines`]), made on first use.
+    fact_quant: std::sync::OnceLock<QuantizedRows>,
+    /// The entity vectors' `i8` copy for anchoring ([`Graph::nearest_entity`]), made on first use.
+    entity_quant: std::sync::OnceLock<QuantizedRows>,
 }
 
 impl Graph {
@@ -348,6 +357,28 @@ impl Graph {
             targets: &self.csr.targets,
             weights: &self.csr.weights,
             edge_types: &self.csr.edge_types,
+        }
+    }
+
+    /// The CSR as Personalized PageRank's symmetric input (METHOD.md §2;
+    /// [`crate::ppr::CsrGraph::new_symmetric`]: every edge is stored as two arcs of one weight),
+    /// with the stored out-weights attached ([`crate::ppr::StaticOut`]). The arrays are checked
+    /// and the out-weights summed once, on the first call (O(nodes + arcs)); later calls are O(1),
+    /// so a query does not pay for either.
+    ///
+    /// # Errors
+    /// [`Error::PprInput`] when the arrays are not a valid CSR graph (not expected: the graph
+    /// builds them).
+    pub fn ppr_graph(&self) -> Result<crate::ppr::CsrGraph<'_>> {
+        let (offsets, targets, weights) = (&self.csr.offsets[..], &self.csr.targets[..], &self.csr.weights[..]);
+        let pre = self.csr.ppr.get_or_init(|| {
+            crate::ppr::CsrGraph::new_symmetric(offsets, targets, weights)
+                .map(|g| crate::ppr::StaticOut::new(&g))
+                .map_err(|e| e.to_string())
+        });
+        match pre {
+            Ok(pre) => crate::ppr::CsrGraph::prechecked(offsets, targets, weights, true).with_static(pre),
+            Err(why) => Err(Error::PprInput(why.clone())),
         }
     }
 
@@ -452,6 +483,45 @@ impl Graph {
     /// Fact vectors `[facts, dim]`: row `i` embeds [`Fact::text`] of fact `i`.
     pub fn fact_vectors(&self) -> &VectorMatrix {
         &self.store.fact_vectors
+    }
+
+    /// Cosine of `query` with every fact vector, `[facts]` (CatRAG / HippoRAG 2 fact scoring,
+    /// METHOD.md §3), from the fact vectors' `i8` copy (quantised once, on the first call) with
+    /// the best [`EXACT_TOP`] and the minimum scored again exactly ([`QuantizedRows::cosines`]):
+    /// those equal [`VectorMatrix::scores`] bit for bit, the other facts' cosines are within the
+    /// copy's error bound of it. Empty without facts.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when `query` does not have the fact vectors' dimension.
+    pub fn fact_cosines(&self, query: &[f32]) -> Result<Vec<f32>> {
+        let m = &self.store.fact_vectors;
+        if m.is_empty() {
+            return Ok(Vec::new());
+        }
+        if query.len() != m.dim() {
+            return Err(Error::Config(format!(
+                "query vector has {} dimensions, the fact vectors {}",
+                query.len(),
+                m.dim()
+            )));
+        }
+        self.fact_quant.get_or_init(|| QuantizedRows::new(m)).cosines(m, query)
+    }
+
+    /// The entity vector most similar to `query` (row of [`Graph::entity_vectors`] and cosine),
+    /// exactly as `entity_vectors().top_k(query, 1)` gives it (ties to the lower row), read from
+    /// an `i8` copy of the entity vectors (quantised once, on the first call) with the rows
+    /// that could be the best scored again in `f32` ([`QuantizedRows::best`]). `None` without
+    /// entity vectors.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when `query` does not have the entity vectors' dimension.
+    pub fn nearest_entity(&self, query: &[f32]) -> Result<Option<crate::embed::ScoredRow>> {
+        let m = &self.store.entity_vectors;
+        if m.is_empty() {
+            return Ok(None);
+        }
+        self.entity_quant.get_or_init(|| QuantizedRows::new(m)).best(m, query)
     }
 
     /// The synonym candidates kept for entity `node`: (entity node id, cosine), best first, at

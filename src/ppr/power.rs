@@ -64,6 +64,11 @@ pub(super) fn solve(
     let mut iterations = 0;
     let mut change = f64::INFINITY;
     let mut certified = false;
+    let stable_rule = top_k > 0 && !ranked.is_empty() && config.rank_stable_sweeps > 0;
+    let mut stable = 0u32;
+    let mut stopped_stable = false;
+    ws.top_now.clear();
+    ws.top_before.clear();
     while iterations < config.max_iterations {
         iterations += 1;
         // Teleport term, with the dangling nodes' mass returned along r.
@@ -86,6 +91,15 @@ pub(super) fn solve(
                 break;
             }
         }
+        if stable_rule {
+            top_of(&ws.scores, ranked, top_k, &mut ws.top_now);
+            stable = if ws.top_now == ws.top_before { stable + 1 } else { 0 };
+            std::mem::swap(&mut ws.top_now, &mut ws.top_before);
+            if stable >= config.rank_stable_sweeps {
+                stopped_stable = true;
+                break;
+            }
+        }
     }
 
     PprReport {
@@ -93,10 +107,47 @@ pub(super) fn solve(
         iterations,
         l1_change: change,
         error_bound: if d > 0.0 { d / (1.0 - d) * change } else { 0.0 },
-        converged: change < config.tolerance || certified,
+        converged: change < config.tolerance || certified || stopped_stable,
         pushes: 0,
         ranking_certified: certified && change >= config.tolerance,
+        ranking_stable: stopped_stable,
     }
+}
+
+/// The best `top_k` of `ranked` by `scores`, as positions in `ranked`, best first (ties: lower
+/// position first; a non-finite score ranks last). O(|ranked|).
+fn top_of(scores: &[f64], ranked: &[u32], top_k: usize, out: &mut Vec<(f64, u32)>) {
+    out.clear();
+    out.extend(ranked.iter().enumerate().map(|(i, &u)| {
+        let x = scores.get(u as usize).copied().unwrap_or(f64::NEG_INFINITY);
+        (if x.is_finite() { x } else { f64::NEG_INFINITY }, i as u32)
+    }));
+    let order = |a: &(f64, u32), b: &(f64, u32)| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1));
+    let keep = top_k.min(out.len());
+    if keep == 0 {
+        out.clear();
+        return;
+    }
+    if keep < out.len() {
+        out.select_nth_unstable_by(keep - 1, order);
+        out.truncate(keep);
+    }
+    out.sort_unstable_by(order);
+    // Only the order is compared between sweeps, not the scores.
+    for x in out.iter_mut() {
+        x.0 = 0.0;
+    }
+}
+
+/// `mass[t]` for an arc's target `t`. Every target is below `n` (checked when the
+/// [`CsrGraph`] was made) and `mass` has `n` entries (checked by the caller), so the read is in
+/// bounds; it skips the bounds check of the sweep's innermost loop.
+#[inline(always)]
+fn mass_at(mass: &[f64], t: u32) -> f64 {
+    debug_assert!((t as usize) < mass.len());
+    // SAFETY: `t < n = mass.len()` (the CsrGraph invariant, and `gather_sweep` returns early
+    // when `mass` is shorter than the graph).
+    unsafe { *mass.get_unchecked(t as usize) }
 }
 
 /// One sweep on a symmetric graph, in one pass over the nodes: `next[v] = base·r[v] + Σ_{v→u}
@@ -111,6 +162,11 @@ fn gather_sweep(
     d: f64,
 ) -> f64 {
     let (mass, next, next_mass) = (&ws.mass, &mut ws.next, &mut ws.next_mass);
+    let n = offsets.len().saturating_sub(1);
+    if mass.len() != n || next.len() != n {
+        // Not reachable: the solver sizes its buffers to the graph. Keeps `mass_at` in bounds.
+        return f64::INFINITY;
+    }
     let mut change = 0.0f64;
     let rows =
         next.iter_mut().zip(next_mass.iter_mut()).zip(ws.scores.iter().zip(&ws.teleport)).zip(&ws.inv_out);
@@ -122,11 +178,11 @@ fn gather_sweep(
         let mut pairs_t = ts.chunks_exact(2);
         let mut pairs_w = wsl.chunks_exact(2);
         for (t, w) in (&mut pairs_t).zip(&mut pairs_w) {
-            a0 += mass[t[0] as usize] * f64::from(w[0]);
-            a1 += mass[t[1] as usize] * f64::from(w[1]);
+            a0 += mass_at(mass, t[0]) * f64::from(w[0]);
+            a1 += mass_at(mass, t[1]) * f64::from(w[1]);
         }
         if let (Some(&t), Some(&w)) = (pairs_t.remainder().first(), pairs_w.remainder().first()) {
-            a0 += mass[t as usize] * f64::from(w);
+            a0 += mass_at(mass, t) * f64::from(w);
         }
         let y = base * r + (a0 + a1);
         change += (y - p).abs();

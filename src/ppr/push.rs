@@ -116,5 +116,6 @@ pub(super) fn solve(ws: &mut PprSolver, graph: &CsrGraph<'_>, config: &PprConfig
         converged,
         pushes,
         ranking_certified: false,
+        ranking_stable: false,
     }
 }

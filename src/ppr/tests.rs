@@ -391,7 +391,11 @@ fn rank_passages_breaks_ties_by_passage() {
 fn config_serde_defaults() {
     let cfg: PprConfig = serde_json::from_str("{}").unwrap();
     assert_eq!(cfg, PprConfig::default());
-    assert_eq!((cfg.damping, cfg.tolerance, cfg.max_iterations, cfg.rank_top_k), (0.5, 1e-8, 50, 0));
+    assert_eq!((cfg.damping, cfg.tolerance, cfg.max_iterations), (0.5, 1e-8, 50));
+    assert_eq!((cfg.rank_top_k, cfg.rank_stable_sweeps), (10, 3));
+    let off = PprConfig { rank_top_k: 0, rank_stable_sweeps: 0, ..cfg };
+    let back: PprConfig = serde_json::from_str(&serde_json::to_string(&off).unwrap()).unwrap();
+    assert_eq!(back, off);
     let cfg: PprConfig = serde_json::from_str(r#"{"method": "push", "damping": 0.85}"#).unwrap();
     assert_eq!(cfg.method, PprMethod::Push);
     assert_eq!(cfg.damping, 0.85);
@@ -453,7 +457,7 @@ fn ranking_rule_gives_the_exact_top_k() {
         let want_top: Vec<u32> =
             rank_passages(&want, &passages, 5).unwrap().iter().map(|p| p.passage).collect();
 
-        let cfg = PprConfig { rank_top_k: 5, ..PprConfig::default() };
+        let cfg = PprConfig { rank_top_k: 5, rank_stable_sweeps: 0, ..PprConfig::default() };
         let mut solver = PprSolver::new();
         let l1_rule = solver.run(&g.graph(), ov, &teleport, &cfg).unwrap();
         assert!(!l1_rule.ranking_certified && l1_rule.converged);
@@ -482,11 +486,11 @@ fn ranking_rule_off_or_tied_falls_back_to_l1() {
     let g = Owned::new(3, &[(0, 1, 1.0), (1, 0, 1.0), (0, 2, 1.0), (2, 0, 1.0)]);
     let teleport = [1.0, 0.0, 0.0];
     let mut solver = PprSolver::new();
-    let cfg = PprConfig { rank_top_k: 1, ..PprConfig::default() };
+    let cfg = PprConfig { rank_top_k: 1, rank_stable_sweeps: 0, ..PprConfig::default() };
     let tied = solver.run_ranked(&g.graph(), None, &teleport, &[1, 2], &cfg).unwrap();
     assert!(!tied.ranking_certified && tied.converged && tied.l1_change < cfg.tolerance);
     // rank_top_k = 0 is the L1 rule, whatever is ranked.
-    let off = PprConfig { rank_top_k: 0, ..PprConfig::default() };
+    let off = PprConfig { rank_top_k: 0, rank_stable_sweeps: 0, ..PprConfig::default() };
     let g = Owned::new(3, &[(0, 1, 3.0), (1, 0, 3.0), (0, 2, 1.0), (2, 0, 1.0)]);
     let a = solver.run_ranked(&g.graph(), None, &teleport, &[1, 2], &off).unwrap();
     let b = solver.run(&g.graph(), None, &teleport, &off).unwrap();
@@ -554,6 +558,80 @@ fn gathering_on_symmetric_graphs_matches_dense_solve() {
             assert!(report.converged && err < 1e-6, "case {case} d {d}: L1 {err}");
             assert!(err <= report.error_bound + 1e-12, "case {case} d {d}: {err} > {report:?}");
             assert!(l1(&gathered, &scattered) < 1e-9, "case {case} d {d}");
+            // The graph's precomputed out-weights (only the overlay's rows summed per run):
+            // the same fixed point, including the dangling node the overlay makes.
+            let pre = StaticOut::new(&sym);
+            let with = sym.with_static(&pre).unwrap();
+            let report = solver.run(&with, ov, &teleport, &cfg).unwrap();
+            let err = l1(solver.scores(), &want);
+            assert!(report.converged && err <= report.error_bound + 1e-12, "case {case} d {d}: {err}");
+            assert!(l1(solver.scores(), &gathered) < 1e-12, "case {case} d {d}");
+            solver.run(&g.graph().with_static(&pre).unwrap(), ov, &teleport, &cfg).unwrap();
+            assert!(l1(solver.scores(), &scattered) < 1e-12, "case {case} d {d}");
         }
     }
+}
+
+#[test]
+fn static_out_weights_by_hand_and_wrong_size() {
+    // Node 0: arcs of 1 and 2 (out-weight 3); node 1: one arc of 0.5; node 2: none (dangling).
+    let g = Owned::new(3, &[(0, 1, 1.0), (0, 2, 2.0), (1, 0, 0.5)]);
+    let pre = StaticOut::new(&g.graph());
+    assert_eq!(pre.out_weight, vec![3.0, 0.5, 0.0]);
+    assert_eq!(pre.inv_out, vec![1.0 / 3.0, 2.0, 0.0]);
+    assert_eq!(pre.dangling, vec![2]);
+    let other = Owned::new(2, &[(0, 1, 1.0)]);
+    assert!(matches!(other.graph().with_static(&pre), Err(Error::PprInput(_))));
+}
+
+#[test]
+fn stability_rule_stops_when_the_top_k_stops_changing() {
+    // The run stops after the first sweep whose top k (in order) equals that of the
+    // `rank_stable_sweeps` sweeps before it; the reference is a run per sweep count with the
+    // L1 rule off (tolerance 0), whose top k is compared by hand here.
+    let mut rng = Lcg(77);
+    let mut fired = 0;
+    for case in 0..8 {
+        let n = 200;
+        let mut edges = Vec::new();
+        for _ in 0..900 {
+            let (a, b) = (rng.below(n), rng.below(n));
+            let w = 0.5 + rng.unit() as f32;
+            edges.push((a, b, w));
+            edges.push((b, a, w));
+        }
+        let g = Owned::new(n, &edges);
+        let sym = CsrGraph::new_symmetric(&g.offsets, &g.targets, &g.weights).unwrap();
+        let mut teleport = vec![0.0; n];
+        for _ in 0..4 {
+            teleport[60 + rng.below(140)] += 0.2 + rng.unit();
+        }
+        let ranked: Vec<u32> = (0..60).collect();
+        let (k, s) = (5u32, 1 + (case % 3) as u32);
+        let cfg = PprConfig { rank_top_k: k, rank_stable_sweeps: s, tolerance: 0.0, ..PprConfig::default() };
+        let mut solver = PprSolver::new();
+        let stable = solver.run_ranked(&sym, None, &teleport, &ranked, &cfg).unwrap();
+        let top_after = |solver: &mut PprSolver, sweeps: u32| {
+            let fixed = PprConfig { tolerance: 0.0, max_iterations: sweeps, ..PprConfig::default() };
+            solver.run(&sym, None, &teleport, &fixed).unwrap();
+            rank_passages(solver.scores(), &ranked, k as usize)
+                .unwrap()
+                .iter()
+                .map(|p| p.node)
+                .collect::<Vec<_>>()
+        };
+        let tops: Vec<Vec<u32>> = (1..=50).map(|i| top_after(&mut solver, i)).collect();
+        let want =
+            (s as usize..50).find(|&i| (1..=s as usize).all(|j| tops[i] == tops[i - j])).map(|i| i + 1);
+        let want = want.expect("the top 5 settles within 50 sweeps");
+        // The ranking rule (on with rank_top_k) may stop the run first, never later.
+        assert!(stable.converged && stable.ranking_stable != stable.ranking_certified, "{stable:?}");
+        if stable.ranking_stable {
+            fired += 1;
+            assert_eq!(stable.iterations as usize, want, "case {case}: {stable:?}");
+        } else {
+            assert!((stable.iterations as usize) < want, "case {case}: {stable:?}");
+        }
+    }
+    assert!(fired >= 4, "the stability rule fired on {fired} of 8 cases");
 }

@@ -1,0 +1,378 @@
+//! Fact scoring at corpus scale: the cosine of a query with every fact vector (CatRAG §3 and
+//! HippoRAG 2 §3, "score every fact by cosine", METHOD.md §3) from an `i8` copy of the fact
+//! vectors, with the rows that decide the seeds scored again exactly.
+//!
+//! An `f32` scan reads 4 bytes per dimension (47.6k facts × 256 dimensions = 48.7 MB per query
+//! on the 2wiki-6k graph); the `i8` copy reads one. Each row `x` is stored as `x̂ = round(x / s)`
+//! with `s = max|xᵢ| / 127`, the query `q` as `i16` (`q̂ = round(q / t)`, `t = max|qᵢ| / Q` with
+//! `Q` keeping every sum within `i32`), and the approximate cosine is `s·t·Σ x̂ᵢq̂ᵢ` (SSE2
+//! `pmaddwd` on x86-64, `i32x4.dot_i16x8_s` on wasm simd128, plain integers elsewhere). Its error
+//! against `x·q` is at most `e = (s/2)·‖q‖₁ + (t/2)·s‖x̂‖₁ (+ rounding margin)`.
+//!
+//! Exact where it matters: every row that could be among the best [`EXACT_TOP`] by cosine (its
+//! approximation plus `e` reaches the [`EXACT_TOP`]-th best approximation minus its `e`), and
+//! every row that could be the minimum, is scored again with the `f32` dot product
+//! ([`crate::embed::dot`], the same bits as [`VectorMatrix::scores`]). So the seed facts (the
+//! best `linking_top_k ≤ EXACT_TOP`), their cosines and the min–max normalisation's two ends are
+//! exactly those of the `f32` scan; other facts' cosines are within `e` of it (about 5·10⁻⁴
+//! typically, at most about 1.5·10⁻² for unit vectors of 256 dimensions).
+//!
+//! The same copy of the entity vectors finds the entity most similar to a query mention
+//! (CatRAG's symbolic anchoring, METHOD.md §3): [`QuantizedRows::best`] gives exactly the row and
+//! score of the `f32` scan, re-scoring only the rows that could beat the best lower bound.
+
+use crate::embed::{dot, VectorMatrix};
+use crate::error::{Error, Result};
+
+/// Rows whose cosines are exact whatever the approximation: the best this many (and the
+/// minimum). At least CatRAG's `linking_top_k` (5 by default).
+pub const EXACT_TOP: usize = 64;
+
+/// Margin added to each row's error bound for the rounding of the `f32` dot product it is
+/// compared with (`≤ dim · 2⁻²⁴ · Σ|xᵢqᵢ|`, below 2·10⁻⁵ for unit vectors of 256 dimensions).
+const ROUNDING: f32 = 1e-4;
+
+/// An `i8` copy of a row-major `f32` matrix with one scale per row (module docs).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct QuantizedRows {
+    dim: usize,
+    /// `[rows × dim]`, `round(x / scale)`.
+    data: Vec<i8>,
+    /// Per row: `max|xᵢ| / 127` (0 for a zero row).
+    scale: Vec<f32>,
+    /// Per row: `scale · Σ|x̂ᵢ|`, the L1 norm of the stored row.
+    l1: Vec<f32>,
+}
+
+impl QuantizedRows {
+    /// Quantise every row of `m` (O(rows × dim), once per graph).
+    pub fn new(m: &VectorMatrix) -> Self {
+        let dim = m.dim();
+        let rows = m.len();
+        let mut data = Vec::with_capacity(rows * dim);
+        let mut scale = Vec::with_capacity(rows);
+        let mut l1 = Vec::with_capacity(rows);
+        for r in 0..rows {
+            let row = m.row(r).unwrap_or(&[]);
+            let max = row.iter().fold(0.0f32, |a, &x| if x.is_finite() { a.max(x.abs()) } else { a });
+            let s = if max > 0.0 { max / 127.0 } else { 0.0 };
+            let mut sum = 0i32;
+            for &x in row {
+                let q = if s > 0.0 && x.is_finite() { (x / s).round().clamp(-127.0, 127.0) as i8 } else { 0 };
+                sum += i32::from(q).abs();
+                data.push(q);
+            }
+            scale.push(s);
+            l1.push(s * sum as f32);
+        }
+        QuantizedRows { dim, data, scale, l1 }
+    }
+
+    /// Number of rows.
+    pub fn len(&self) -> usize {
+        self.scale.len()
+    }
+
+    /// True without rows.
+    pub fn is_empty(&self) -> bool {
+        self.scale.is_empty()
+    }
+
+    /// Cosines of `query` with every row of `exact` (the matrix this copy was made from), in row
+    /// order: approximate from the `i8` copy, exact (`f32` dot) for the rows that could be among
+    /// the best [`EXACT_TOP`] or the minimum (module docs).
+    ///
+    /// # Errors
+    /// [`Error::Config`] when `query` or `exact` do not have this copy's dimension and rows.
+    pub fn cosines(&self, exact: &VectorMatrix, query: &[f32]) -> Result<Vec<f32>> {
+        if query.len() != self.dim || exact.dim() != self.dim || exact.len() != self.len() {
+            return Err(Error::Config(format!(
+                "fact scoring: a query of {} dimensions against {} rows of {} (quantised: {} rows of {})",
+                query.len(),
+                exact.len(),
+                exact.dim(),
+                self.len(),
+                self.dim
+            )));
+        }
+        let n = self.len();
+        if n == 0 || self.dim == 0 {
+            return Ok(vec![0.0; n]);
+        }
+        // Query as i16 with every |Σ x̂ᵢq̂ᵢ| ≤ dim · 127 · Q < 2³¹.
+        let qmax_int = ((i32::MAX as usize) / (127 * self.dim)).clamp(1, 32767) as f32;
+        let qmax = query.iter().fold(0.0f32, |a, &x| if x.is_finite() { a.max(x.abs()) } else { a });
+        if qmax == 0.0 {
+            return Ok(exact.as_slice().chunks_exact(self.dim).map(|r| dot(r, query)).collect());
+        }
+        let t = qmax / qmax_int;
+        let q16: Vec<i16> = query
+            .iter()
+            .map(|&x| if x.is_finite() { (x / t).round().clamp(-qmax_int, qmax_int) as i16 } else { 0 })
+            .collect();
+        let q_l1: f32 = query.iter().filter(|x| x.is_finite()).map(|x| x.abs()).sum();
+
+        let mut out = Vec::with_capacity(n);
+        let mut err = Vec::with_capacity(n);
+        for (r, row) in self.data.chunks_exact(self.dim).enumerate() {
+            let s = self.scale[r];
+            out.push(s * t * dot_i8_i16(row, &q16) as f32);
+            err.push(0.5 * s * q_l1 + 0.5 * t * self.l1[r] + ROUNDING);
+        }
+
+        // The EXACT_TOP-th best lower end, and the smallest upper end.
+        let mut lower: Vec<f32> = out.iter().zip(&err).map(|(&c, &e)| c - e).collect();
+        let k = EXACT_TOP.min(n);
+        let (_, kth, _) = lower.select_nth_unstable_by(k - 1, |a, b| b.total_cmp(a));
+        let top_floor = *kth;
+        let min_ceil = out.iter().zip(&err).map(|(&c, &e)| c + e).fold(f32::INFINITY, f32::min);
+        let rows = exact.as_slice().chunks_exact(self.dim);
+        for ((c, &e), row) in out.iter_mut().zip(&err).zip(rows) {
+            if *c + e >= top_floor || *c - e <= min_ceil || !c.is_finite() {
+                *c = dot(row, query);
+            }
+        }
+        Ok(out)
+    }
+}
+
+impl QuantizedRows {
+    /// The row of `exact` (the matrix this copy was made from) most similar to `query`, as
+    /// [`VectorMatrix::top_k`]`(query, 1)` returns it — the same row and the same `f32` score,
+    /// ties to the lower row, a NaN score below every number — but read from the `i8` copy:
+    /// only the rows whose approximation plus its error bound reaches the best lower end are
+    /// scored exactly (the best row is always among them). `None` for an empty matrix.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when `query` or `exact` do not have this copy's dimension and rows.
+    pub fn best(&self, exact: &VectorMatrix, query: &[f32]) -> Result<Option<crate::embed::ScoredRow>> {
+        if query.len() != self.dim || exact.dim() != self.dim || exact.len() != self.len() {
+            return Err(Error::Config(format!(
+                "entity search: a query of {} dimensions against {} rows of {} (quantised: {} rows of {})",
+                query.len(),
+                exact.len(),
+                exact.dim(),
+                self.len(),
+                self.dim
+            )));
+        }
+        let Some(scaled) = self.scaled_query(query) else {
+            // A zero or non-finite query: the plain scan decides (all rows score alike).
+            return Ok(exact.top_k(query, 1)?.into_iter().next());
+        };
+        let (q16, t, q_l1) = scaled;
+        let mut approx = Vec::with_capacity(self.len());
+        let mut best_lower = f32::NEG_INFINITY;
+        for (r, row) in self.data.chunks_exact(self.dim).enumerate() {
+            let s = self.scale[r];
+            let c = s * t * dot_i8_i16(row, &q16) as f32;
+            let e = 0.5 * s * q_l1 + 0.5 * t * self.l1[r] + ROUNDING;
+            best_lower = best_lower.max(c - e);
+            approx.push((c, e));
+        }
+        let mut best: Option<crate::embed::ScoredRow> = None;
+        for (r, (&(c, e), row)) in approx.iter().zip(exact.as_slice().chunks_exact(self.dim)).enumerate() {
+            if c + e < best_lower {
+                continue;
+            }
+            let mut score = dot(row, query);
+            if score.is_nan() {
+                score = f32::NEG_INFINITY;
+            } else if score == 0.0 {
+                score = 0.0;
+            }
+            // Rows come in increasing order, so a tie keeps the lower row.
+            if best.is_none_or(|b| score > b.score) {
+                best = Some(crate::embed::ScoredRow { row: r as u32, score });
+            }
+        }
+        Ok(best)
+    }
+
+    /// The query as `i16` (module docs), its scale `t` and L1 norm; `None` for a zero query or
+    /// one with a non-finite entry.
+    fn scaled_query(&self, query: &[f32]) -> Option<(Vec<i16>, f32, f32)> {
+        if query.iter().any(|x| !x.is_finite()) {
+            return None;
+        }
+        let qmax_int = ((i32::MAX as usize) / (127 * self.dim.max(1))).clamp(1, 32767) as f32;
+        let qmax = query.iter().fold(0.0f32, |a, &x| a.max(x.abs()));
+        if qmax == 0.0 {
+            return None;
+        }
+        let t = qmax / qmax_int;
+        let q16 = query.iter().map(|&x| (x / t).round().clamp(-qmax_int, qmax_int) as i16).collect();
+        Some((q16, t, query.iter().map(|x| x.abs()).sum()))
+    }
+}
+
+/// `Σ aᵢbᵢ` over an `i8` row and an `i16` query of the same length, in `i32` (no overflow for
+/// the ranges [`QuantizedRows::cosines`] uses).
+#[inline]
+fn dot_i8_i16(a: &[i8], b: &[i16]) -> i32 {
+    let n = a.len().min(b.len());
+    let chunks = n / 16;
+    let mut sum = simd_dot(&a[..chunks * 16], &b[..chunks * 16]);
+    for i in chunks * 16..n {
+        sum += i32::from(a[i]) * i32::from(b[i]);
+    }
+    sum
+}
+
+/// [`dot_i8_i16`] over whole 16-lane chunks: SSE2 on x86-64.
+#[cfg(target_arch = "x86_64")]
+#[allow(unused_unsafe)] // SSE2 intrinsics are safe to call on x86-64 from Rust 1.87 on
+#[inline]
+fn simd_dot(a: &[i8], b: &[i16]) -> i32 {
+    use core::arch::x86_64::*;
+    debug_assert!(a.len() % 16 == 0 && b.len() == a.len());
+    // SAFETY: every load reads 16 bytes inside `a` (chunks of 16 i8) or `b` (chunks of 8 i16);
+    // SSE2 is part of x86-64.
+    unsafe {
+        let mut acc = _mm_setzero_si128();
+        for (ca, cb) in a.chunks_exact(16).zip(b.chunks_exact(16)) {
+            let x = _mm_loadu_si128(ca.as_ptr().cast());
+            // Sign-extend the 16 i8 to two vectors of 8 i16: interleave with themselves, shift.
+            let lo = _mm_srai_epi16(_mm_unpacklo_epi8(x, x), 8);
+            let hi = _mm_srai_epi16(_mm_unpackhi_epi8(x, x), 8);
+            let y0 = _mm_loadu_si128(cb.as_ptr().cast());
+            let y1 = _mm_loadu_si128(cb[8..].as_ptr().cast());
+            acc = _mm_add_epi32(acc, _mm_madd_epi16(lo, y0));
+            acc = _mm_add_epi32(acc, _mm_madd_epi16(hi, y1));
+        }
+        let mut lanes = [0i32; 4];
+        _mm_storeu_si128(lanes.as_mut_ptr().cast(), acc);
+        lanes.iter().sum()
+    }
+}
+
+/// [`dot_i8_i16`] over whole 16-lane chunks: simd128 on wasm32.
+#[cfg(all(target_arch = "wasm32", target_feature = "simd128"))]
+#[inline]
+fn simd_dot(a: &[i8], b: &[i16]) -> i32 {
+    use core::arch::wasm32::*;
+    let mut acc = i32x4_splat(0);
+    for (ca, cb) in a.chunks_exact(16).zip(b.chunks_exact(16)) {
+        // SAFETY: 16 bytes inside `ca`, 16 bytes inside each half of `cb`.
+        let (x, y0, y1) = unsafe {
+            (v128_load(ca.as_ptr().cast()), v128_load(cb.as_ptr().cast()), v128_load(cb[8..].as_ptr().cast()))
+        };
+        acc = i32x4_add(acc, i32x4_dot_i16x8(i16x8_extend_low_i8x16(x), y0));
+        acc = i32x4_add(acc, i32x4_dot_i16x8(i16x8_extend_high_i8x16(x), y1));
+    }
+    i32x4_extract_lane::<0>(acc)
+        + i32x4_extract_lane::<1>(acc)
+        + i32x4_extract_lane::<2>(acc)
+        + i32x4_extract_lane::<3>(acc)
+}
+
+/// [`dot_i8_i16`] over whole chunks: plain integers elsewhere.
+#[cfg(not(any(target_arch = "x86_64", all(target_arch = "wasm32", target_feature = "simd128"))))]
+#[inline]
+fn simd_dot(a: &[i8], b: &[i16]) -> i32 {
+    a.iter().zip(b).map(|(&x, &y)| i32::from(x) * i32::from(y)).sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A deterministic pseudo-random unit matrix.
+    fn matrix(rows: usize, dim: usize, seed: u64) -> VectorMatrix {
+        let mut state = seed;
+        let mut data = Vec::with_capacity(rows * dim);
+        for _ in 0..rows {
+            let row: Vec<f32> = (0..dim)
+                .map(|_| {
+                    state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                    ((state >> 33) as f32 / (1u64 << 31) as f32) - 0.5
+                })
+                .collect();
+            let norm = row.iter().map(|x| x * x).sum::<f32>().sqrt();
+            data.extend(row.iter().map(|x| x / norm));
+        }
+        VectorMatrix::from_rows(dim, data).unwrap()
+    }
+
+    #[test]
+    fn integer_dot_matches_scalar_on_odd_lengths() {
+        for n in [0usize, 1, 15, 16, 17, 33, 256, 300] {
+            let a: Vec<i8> = (0..n).map(|i| ((i * 37) % 255) as i32 - 127).map(|x| x as i8).collect();
+            let b: Vec<i16> = (0..n).map(|i| ((i * 7919) % 65535) as i32 - 32767).map(|x| x as i16).collect();
+            let want: i64 = a.iter().zip(&b).map(|(&x, &y)| i64::from(x) * i64::from(y)).sum();
+            assert_eq!(i64::from(dot_i8_i16(&a, &b)), want, "n = {n}");
+        }
+    }
+
+    #[test]
+    fn top_and_minimum_are_exact_and_the_rest_within_the_bound() {
+        let m = matrix(3000, 256, 7);
+        let quant = QuantizedRows::new(&m);
+        let queries = matrix(5, 256, 99);
+        for qi in 0..5 {
+            let q = queries.row(qi).unwrap();
+            let exact = m.scores(q).unwrap();
+            let got = quant.cosines(&m, q).unwrap();
+            assert_eq!(got.len(), exact.len());
+            // The best EXACT_TOP rows (by the f32 scan) carry their exact cosines, bit for bit.
+            let mut order: Vec<usize> = (0..exact.len()).collect();
+            order.sort_by(|&a, &b| exact[b].total_cmp(&exact[a]));
+            for &r in &order[..EXACT_TOP] {
+                assert_eq!(got[r].to_bits(), exact[r].to_bits(), "query {qi}, row {r}");
+            }
+            let min_row = order[order.len() - 1];
+            assert_eq!(got[min_row].to_bits(), exact[min_row].to_bits());
+            // Every other row: within the documented error bound.
+            let q_l1: f32 = q.iter().map(|x| x.abs()).sum();
+            let qmax = q.iter().fold(0.0f32, |a, x| a.max(x.abs()));
+            let t = qmax / 32767.0;
+            for r in 0..exact.len() {
+                let e = 0.5 * quant.scale[r] * q_l1 + 0.5 * t * quant.l1[r] + ROUNDING;
+                assert!((got[r] - exact[r]).abs() <= e, "row {r}: {} vs {}", got[r], exact[r]);
+            }
+        }
+    }
+
+    #[test]
+    fn best_row_is_the_plain_scans() {
+        let m = matrix(3000, 256, 11);
+        let quant = QuantizedRows::new(&m);
+        let queries = matrix(20, 256, 5);
+        for qi in 0..20 {
+            let q = queries.row(qi).unwrap();
+            let want = m.top_k(q, 1).unwrap()[0];
+            let got = quant.best(&m, q).unwrap().unwrap();
+            assert_eq!((got.row, got.score.to_bits()), (want.row, want.score.to_bits()), "query {qi}");
+        }
+        // A query equal to a row finds that row; a duplicated row ties to the lower one.
+        let mut rows = m.as_slice()[..256 * 50].to_vec();
+        rows.extend_from_slice(&m.as_slice()[256 * 7..256 * 8]);
+        let dup = VectorMatrix::from_rows(256, rows).unwrap();
+        let quant = QuantizedRows::new(&dup);
+        let q = dup.row(50).unwrap().to_vec();
+        let got = quant.best(&dup, &q).unwrap().unwrap();
+        assert_eq!(
+            (got.row, got.score),
+            (dup.top_k(&q, 1).unwrap()[0].row, dup.top_k(&q, 1).unwrap()[0].score)
+        );
+        assert_eq!(got.row, 7);
+        // Zero query and an empty matrix: as the plain scan.
+        assert_eq!(
+            quant.best(&dup, &[0.0; 256]).unwrap(),
+            dup.top_k(&[0.0; 256], 1).unwrap().first().copied()
+        );
+        let empty = VectorMatrix::new(256);
+        assert_eq!(QuantizedRows::new(&empty).best(&empty, &q).unwrap(), None);
+    }
+
+    #[test]
+    fn zero_query_and_shape_errors() {
+        let m = matrix(10, 32, 3);
+        let quant = QuantizedRows::new(&m);
+        let zero = vec![0.0f32; 32];
+        assert_eq!(quant.cosines(&m, &zero).unwrap(), vec![0.0; 10]);
+        assert!(matches!(quant.cosines(&m, &[0.0; 31]), Err(Error::Config(_))));
+        let other = matrix(11, 32, 3);
+        assert!(matches!(quant.cosines(&other, &zero), Err(Error::Config(_))));
+    }
+}
