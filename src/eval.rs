@@ -874,7 +874,8 @@ pub fn evaluate_sweep(
             label.push_str(&format!(" anchors={}", config.cage.anchors));
         }
         if config.cage.relevance != crate::cage::CageRelevance::default() {
-            label.push_str(" relevance=cosine");
+            let name = serde_json::to_value(config.cage.relevance).ok();
+            label.push_str(&format!(" relevance={}", name.as_ref().and_then(|v| v.as_str()).unwrap_or("?")));
         }
     }
     reports.push(Report {

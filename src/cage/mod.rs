@@ -69,6 +69,27 @@ pub enum CageRelevance {
     /// The first stage's own scores, min–max normalised over the N candidates (0–1). The default.
     #[default]
     FirstStage,
+    /// The first stage's rank, scale-free: candidate i (0-based, first-stage order) of n has
+    /// `1 − i/(n − 1)` (a single candidate 1). Fusion can then move a candidate past at most
+    /// `⌊(1 − α)/α · (n − 1)⌋` others, whatever the first stage's score distribution (BM25's
+    /// flat scores and PPR's heavy-tailed mass alike).
+    Rank,
+}
+
+impl CageRelevance {
+    /// The relevance term of `scores` (the first stage's scores of its candidates, best first)
+    /// for the modes that need only them: `FirstStage` → [`minmax`], `Rank` → `1 − i/(n − 1)`;
+    /// `None` for `Cosine` (it needs the query's vector).
+    pub fn of_first_stage(self, scores: &[f32]) -> Option<Vec<f32>> {
+        match self {
+            CageRelevance::Cosine => None,
+            CageRelevance::FirstStage => Some(minmax(scores)),
+            CageRelevance::Rank => {
+                let n = scores.len();
+                Some((0..n).map(|i| if n > 1 { 1.0 - i as f32 / (n - 1) as f32 } else { 1.0 }).collect())
+            }
+        }
+    }
 }
 
 impl Default for CageConfig {
@@ -363,7 +384,9 @@ impl Cage {
             })
         } else if config.graphcl {
             self.graphcl.as_ref().ok_or_else(|| {
-                Error::Config("the GraphCL ablation needs its model (assets/cage/rgcn-graphcl-int8.onnx)".into())
+                Error::Config(
+                    "the GraphCL ablation needs its model (assets/cage/rgcn-graphcl-int8.onnx)".into(),
+                )
             })
         } else {
             Ok(&self.rgcn)
@@ -440,7 +463,11 @@ impl Cage {
         }
         let (z, dim) = self.embed_graphs(passages, features, config)?;
         if dim == 0 || z.len() != relevance.len() * dim {
-            return Err(Error::Config(format!("the encoder returned {} floats for {} graphs", z.len(), passages.len())));
+            return Err(Error::Config(format!(
+                "the encoder returned {} floats for {} graphs",
+                z.len(),
+                passages.len()
+            )));
         }
         rerank_cosines(relevance, &cosine_matrix(&z, dim), config.alpha, config.anchors)
     }
