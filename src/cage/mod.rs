@@ -31,11 +31,11 @@ pub use store::{EncoderKey, GraphEmbeddings};
 #[serde(default, deny_unknown_fields)]
 pub struct CageConfig {
     /// Fusion weight α of the relevance term (0–1): `α·relevance + (1 − α)·minmax(coh)(p)`.
-    /// Default 0.95: the best of `cairn eval --grid alpha=0.6:1:0.05` for the shipped (GraphCL)
-    /// encoder with first-stage relevance on 2WikiMultihopQA (corpus setting), the one folder
-    /// tuned on; it leaves `bm25` unchanged there and moves `catrag` up by one question. On the
-    /// folders not tuned on it does not help (`docs/method/cage.md`, the must-show table), which
-    /// is why no default method of the page uses CAGE.
+    /// Default 0.9 (with `anchors = 2`): the best of `cairn eval --grid alpha=…` for the shipped
+    /// (GraphCL) encoder with first-stage relevance on 2WikiMultihopQA (corpus setting), the one
+    /// folder tuned on. On the folders not tuned on it does not help reliably
+    /// (`docs/method/cage.md`, the must-show table), which is why no default method of the page
+    /// uses CAGE.
     pub alpha: f32,
     /// β_cage (> 0): multiplier of min-out-degree nodes' features and adjacent edges. Default 1.5
     /// (METHOD.md's default; not tuned).
@@ -53,7 +53,7 @@ pub struct CageConfig {
     /// Anchors m: coherence of a candidate is its mean cosine with the first stage's top m
     /// candidates (other than itself) instead of with all N; 0 = all N (METHOD.md §4's mean).
     /// A multi-hop chain's next passage bonds with the passage the first stage is surest of,
-    /// not with the average candidate. Default 0 until the grid says otherwise.
+    /// not with the average candidate. Default 2: chosen with α on 2WikiMultihopQA (corpus).
     pub anchors: usize,
     /// Ablation: the diversity-trained (GraphCL) R-GCN (`assets/cage/rgcn-graphcl-int8.onnx`)
     /// instead of the default one. The shipped default `rgcn-int8.onnx` is that same GraphCL
@@ -101,13 +101,13 @@ impl CageRelevance {
 impl Default for CageConfig {
     fn default() -> Self {
         CageConfig {
-            alpha: 0.95,
+            alpha: 0.9,
             beta: 1.5,
             candidates: 20,
             no_reweight: false,
             plain_gcn: false,
             relevance: CageRelevance::FirstStage,
-            anchors: 0,
+            anchors: 2,
             graphcl: false,
         }
     }
