@@ -870,11 +870,12 @@ pub fn evaluate_sweep(
         if (config.cage.alpha - crate::cage::CageConfig::default().alpha).abs() > 1e-6 {
             label.push_str(&format!(" alpha={}", config.cage.alpha));
         }
-        if config.cage.anchors > 0 {
+        if config.cage.anchors != crate::cage::CageConfig::default().anchors {
             label.push_str(&format!(" anchors={}", config.cage.anchors));
         }
         if config.cage.relevance != crate::cage::CageRelevance::default() {
-            label.push_str(" relevance=cosine");
+            let name = serde_json::to_value(config.cage.relevance).ok();
+            label.push_str(&format!(" relevance={}", name.as_ref().and_then(|v| v.as_str()).unwrap_or("?")));
         }
     }
     reports.push(Report {

@@ -207,9 +207,10 @@ mod cli {
         /// CAGE ablation: the plain GCN (one relation type; its own trained model).
         #[arg(long)]
         plain_gcn: bool,
-        /// CAGE's relevance term: `first-stage` (the default: the first stage's scores, min-max
-        /// normalised, so coherence only reorders close candidates) or `cosine` (METHOD.md §4).
-        #[arg(long, value_name = "cosine|first-stage")]
+        /// CAGE's relevance term: `first-stage` (the first stage's scores, min-max normalised,
+        /// so coherence only reorders close candidates), `rank` (the first stage's rank, so a
+        /// candidate moves at most ⌊(1 − α)/α · (N − 1)⌋ places) or `cosine` (METHOD.md §4).
+        #[arg(long, value_name = "cosine|first-stage|rank")]
         cage_relevance: Option<String>,
         /// CAGE anchors m: coherence with the first stage's top m candidates (0 = all N).
         #[arg(long)]
@@ -239,7 +240,7 @@ mod cli {
             }
             if let Some(r) = &self.cage_relevance {
                 c.relevance = serde_json::from_value(json!(r))
-                    .map_err(|_| format!("--cage-relevance {r:?}: expected cosine or first-stage"))?;
+                    .map_err(|_| format!("--cage-relevance {r:?}: expected cosine, first-stage or rank"))?;
             }
             c.validate().map_err(|e| e.to_string())?;
             Ok(c)

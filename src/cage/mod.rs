@@ -30,9 +30,12 @@ pub use store::{EncoderKey, GraphEmbeddings};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CageConfig {
-    /// Fusion weight α of query relevance (0–1): `α·cos(query, p) + (1 − α)·minmax(coh)(p)`.
-    /// Default 0.8: the best R@5 of `cairn eval --grid alpha=0:1:0.1` on 2WikiMultihopQA (pool);
-    /// on HotpotQA and MuSiQue the grid is best at 1.0 (CAGE off). Grids in `assets/cage/README.md`.
+    /// Fusion weight α of the relevance term (0–1): `α·relevance + (1 − α)·minmax(coh)(p)`.
+    /// Default 0.9 (with `anchors = 2`): the best of `cairn eval --grid alpha=…` for the shipped
+    /// (GraphCL) encoder with first-stage relevance on 2WikiMultihopQA (corpus setting), the one
+    /// folder tuned on. On the folders not tuned on it does not help reliably
+    /// (`docs/method/cage.md`, the must-show table), which is why no default method of the page
+    /// uses CAGE.
     pub alpha: f32,
     /// β_cage (> 0): multiplier of min-out-degree nodes' features and adjacent edges. Default 1.5
     /// (METHOD.md's default; not tuned).
@@ -50,9 +53,12 @@ pub struct CageConfig {
     /// Anchors m: coherence of a candidate is its mean cosine with the first stage's top m
     /// candidates (other than itself) instead of with all N; 0 = all N (METHOD.md §4's mean).
     /// A multi-hop chain's next passage bonds with the passage the first stage is surest of,
-    /// not with the average candidate. Default 0 until the grid says otherwise.
+    /// not with the average candidate. Default 2: chosen with α on 2WikiMultihopQA (corpus).
     pub anchors: usize,
-    /// Ablation: the diversity-trained (GraphCL) encoder instead of the bonding-trained one.
+    /// Ablation: the diversity-trained (GraphCL) R-GCN (`assets/cage/rgcn-graphcl-int8.onnx`)
+    /// instead of the default one. The shipped default `rgcn-int8.onnx` is that same GraphCL
+    /// model (the bonding-trained one did not win on the folders it was not tuned on), so the
+    /// flag changes the encoder only when another default is loaded (`CAIRN_CAGE_MODEL`).
     pub graphcl: bool,
 }
 
@@ -69,18 +75,39 @@ pub enum CageRelevance {
     /// The first stage's own scores, min–max normalised over the N candidates (0–1). The default.
     #[default]
     FirstStage,
+    /// The first stage's rank, scale-free: candidate i (0-based, first-stage order) of n has
+    /// `1 − i/(n − 1)` (a single candidate 1). Fusion can then move a candidate past at most
+    /// `⌊(1 − α)/α · (n − 1)⌋` others, whatever the first stage's score distribution (BM25's
+    /// flat scores and PPR's heavy-tailed mass alike).
+    Rank,
+}
+
+impl CageRelevance {
+    /// The relevance term of `scores` (the first stage's scores of its candidates, best first)
+    /// for the modes that need only them: `FirstStage` → [`minmax`], `Rank` → `1 − i/(n − 1)`;
+    /// `None` for `Cosine` (it needs the query's vector).
+    pub fn of_first_stage(self, scores: &[f32]) -> Option<Vec<f32>> {
+        match self {
+            CageRelevance::Cosine => None,
+            CageRelevance::FirstStage => Some(minmax(scores)),
+            CageRelevance::Rank => {
+                let n = scores.len();
+                Some((0..n).map(|i| if n > 1 { 1.0 - i as f32 / (n - 1) as f32 } else { 1.0 }).collect())
+            }
+        }
+    }
 }
 
 impl Default for CageConfig {
     fn default() -> Self {
         CageConfig {
-            alpha: 0.8,
+            alpha: 0.9,
             beta: 1.5,
             candidates: 20,
             no_reweight: false,
             plain_gcn: false,
             relevance: CageRelevance::FirstStage,
-            anchors: 0,
+            anchors: 2,
             graphcl: false,
         }
     }
@@ -363,7 +390,9 @@ impl Cage {
             })
         } else if config.graphcl {
             self.graphcl.as_ref().ok_or_else(|| {
-                Error::Config("the GraphCL ablation needs its model (assets/cage/rgcn-graphcl-int8.onnx)".into())
+                Error::Config(
+                    "the GraphCL ablation needs its model (assets/cage/rgcn-graphcl-int8.onnx)".into(),
+                )
             })
         } else {
             Ok(&self.rgcn)
@@ -440,7 +469,11 @@ impl Cage {
         }
         let (z, dim) = self.embed_graphs(passages, features, config)?;
         if dim == 0 || z.len() != relevance.len() * dim {
-            return Err(Error::Config(format!("the encoder returned {} floats for {} graphs", z.len(), passages.len())));
+            return Err(Error::Config(format!(
+                "the encoder returned {} floats for {} graphs",
+                z.len(),
+                passages.len()
+            )));
         }
         rerank_cosines(relevance, &cosine_matrix(&z, dim), config.alpha, config.anchors)
     }

@@ -195,7 +195,8 @@ fn rerank_fuses_relevance_and_coherence() {
         2,
         &[("apple", vec![1.0, 0.0]), ("banana", vec![0.0, 1.0]), ("cherry", vec![1.0, 1.0])],
     );
-    let config = CageConfig { alpha: 0.5, ..CageConfig::default() };
+    // METHOD.md §4's coherence: the mean over all other candidates (anchors 0).
+    let config = CageConfig { alpha: 0.5, anchors: 0, ..CageConfig::default() };
     let passages = [("Apple", "apple"), ("Banana", "banana"), ("Cherry", "cherry")];
     for (title, text) in passages {
         assert_eq!(cage.passage_graph(title, text, &config).nodes, [text]);
@@ -288,4 +289,33 @@ fn first_stage_fusion_moves_a_candidate_only_past_close_scores() {
     assert!((out[3].score - 0.2).abs() < 1e-6);
     assert!(rerank_cosines(&relevance, &cos[..4], 0.8, 0).is_err());
     assert!(rerank_cosines(&relevance, &cos, 1.5, 0).is_err());
+}
+
+#[test]
+fn rank_relevance_is_scale_free_and_bounds_how_far_a_candidate_moves() {
+    // Rank relevance: 1 − i/(n − 1), whatever the scores (ties keep their first-stage order).
+    let r = CageRelevance::Rank.of_first_stage(&[5.0, 3.0, 3.0]).unwrap();
+    assert_eq!(r, [1.0, 0.5, 0.0]);
+    assert_eq!(CageRelevance::Rank.of_first_stage(&[0.7]).unwrap(), [1.0]);
+    assert!(CageRelevance::Rank.of_first_stage(&[]).unwrap().is_empty());
+    assert_eq!(CageRelevance::FirstStage.of_first_stage(&[5.0, 3.0, 1.0]).unwrap(), [1.0, 0.5, 0.0]);
+    assert!(CageRelevance::Cosine.of_first_stage(&[1.0]).is_none());
+    // Five candidates, ranks 1, .75, .5, .25, 0; the last bonds with the first (cos .9), so
+    // coh = [.225, 0, 0, 0, .225] → minmax [1, 0, 0, 0, 1]. α = .75: a candidate can pass at most
+    // ⌊(1 − α)/α · 4⌋ = 1 other. Fused: 1, .5625, .375, .1875, .25 → the last passes one place.
+    let relevance = CageRelevance::Rank.of_first_stage(&[9.0, 8.0, 7.0, 6.0, 5.0]).unwrap();
+    let n = 5;
+    let mut cos = vec![0.0f32; n * n];
+    for i in 0..n {
+        cos[i * n + i] = 1.0;
+    }
+    cos[4] = 0.9;
+    cos[4 * n] = 0.9;
+    let out = rerank_cosines(&relevance, &cos, 0.75, 0).unwrap();
+    let order: Vec<usize> = out.iter().map(|r| r.candidate).collect();
+    assert_eq!(order, [0, 1, 2, 4, 3]);
+    assert!((out[3].score - 0.25).abs() < 1e-6);
+    assert!((out[4].score - 0.1875).abs() < 1e-6);
+    // The serde name of the mode.
+    assert_eq!(serde_json::to_value(CageRelevance::Rank).unwrap(), serde_json::json!("rank"));
 }

@@ -26,7 +26,7 @@ use std::rc::Rc;
 
 use serde::Serialize;
 
-use crate::cage::{CageRelevance, Reranked};
+use crate::cage::Reranked;
 use crate::catrag::{
     explain, top_entities, EdgeTierer, EmbeddingSimilarityTierer, ExplainConfig, Fallback, GraphMethod,
     PassageExplanation, PathNode, PreparedQuery, QueryInput, Retrieval, Retriever,
@@ -429,15 +429,16 @@ impl Index {
         } else {
             self.first_stage(ctx, self.config.cage.candidates, first, trace)?
         };
-        let relevance: Vec<f32> = match self.config.cage.relevance {
-            CageRelevance::Cosine => {
+        let scores: Vec<f32> = candidates.iter().map(|h| h.score).collect();
+        let relevance: Vec<f32> = match self.config.cage.relevance.of_first_stage(&scores) {
+            Some(r) => r,
+            None => {
                 let q = ctx.vector(field, EmbedderSlot::Static)?;
                 candidates
                     .iter()
                     .map(|h| field.vectors().row(h.passage as usize).map_or(0.0, |v| crate::embed::dot(v, &q)))
                     .collect()
             }
-            CageRelevance::FirstStage => crate::cage::minmax(&candidates.iter().map(|h| h.score).collect::<Vec<f32>>()),
         };
         let rows: Vec<usize> = candidates.iter().map(|h| h.passage as usize).collect();
         let cos = z.cosines(&rows)?;

@@ -43,8 +43,8 @@ export function cageScoresElement(hit, method) {
   row.dataset.coherence = String(hit.coherence);
   row.dataset.score = String(hit.score);
   row.append(
-    cageScore('relevance', hit.relevance, 'cos(query, passage) with the static embedder'),
-    cageScore('coherence', hit.coherence, `Mean cosine of this passage's R-GCN graph embedding with the other ${info.candidates - 1} candidates'`),
+    cageScore('relevance', hit.relevance, `${methodInfo(info.first_stage).short}'s score, min-max normalised over the ${info.candidates} candidates`),
+    cageScore('coherence', hit.coherence, "Mean cosine of this passage's R-GCN graph embedding with those of the first stage's top candidates (CAGE's anchors), itself excluded"),
     cageScore('fused', hit.score, info.score),
   );
   return row;
