@@ -801,6 +801,11 @@ struct CageHit<'a> {
     relevance: f32,
     /// Mean cosine of this passage's graph embedding with the other candidates' (or anchors').
     coherence: f32,
+    /// Why the hits are weak (the same on every hit), when they are: `cage` reranks `dense`,
+    /// which answers a query that shares no word with any passage by meaning alone. Absent
+    /// otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    weak: Option<&'static str>,
 }
 
 fn cage_method(options: Option<SearchOptionsArg>) -> Result<(usize, Method), JsError> {
@@ -863,7 +868,7 @@ impl Engine {
 
     /// A CAGE search (`cage`, `bm25+cage` or `catrag+cage`; METHOD.md §4): the first stage's top
     /// 20, coherence over their stored graph embeddings (no model runs), fusion with α, the top
-    /// `k`. Hits as `search`, plus `relevance` and `coherence`. Throws when graph embeddings are
+    /// `k`. Hits as `search`, plus `relevance`, `coherence` and, when the hits are weak (`cage` answering a query none of whose words occurs in any passage), `weak` with the reason. Throws when graph embeddings are
     /// missing (`cageMissing`).
     #[wasm_bindgen(js_name = cageSearch)]
     pub fn cage_search(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
@@ -881,6 +886,7 @@ impl Engine {
                     hit: search_hit(index, &terms, rank + 1, h)?,
                     relevance: r.relevance,
                     coherence: r.coherence,
+                    weak: found.trace.weak,
                 })
             })
             .collect();

@@ -1159,6 +1159,7 @@ function cageSearch(query, opts, id) {
     query,
     method: opts.method,
     hits,
+    weak: hits.length && hits[0].weak ? hits[0].weak : undefined,
     ms: t2 - t0,
     cage: { candidates: Math.min(METHOD_INFO.get(opts.method).candidates, engine.stats().passages), embedded, embedMs: t1 - t0, rerankMs: t2 - t1 },
   };
