@@ -868,8 +868,9 @@ impl Engine {
 
     /// A CAGE search (`cage`, `bm25+cage` or `catrag+cage`; METHOD.md §4): the first stage's top
     /// 20, coherence over their stored graph embeddings (no model runs), fusion with α, the top
-    /// `k`. Hits as `search`, plus `relevance`, `coherence` and, when the hits are weak (`cage` answering a query none of whose words occurs in any passage), `weak` with the reason. Throws when graph embeddings are
-    /// missing (`cageMissing`).
+    /// `k`. Hits as `search`, plus `relevance`, `coherence` and, when the hits are weak (`cage`
+    /// answering a query none of whose words occurs in any passage), `weak` with the reason.
+    /// Throws when graph embeddings are missing (`cageMissing`).
     #[wasm_bindgen(js_name = cageSearch)]
     pub fn cage_search(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
         let (k, method) = cage_method(options)?;
