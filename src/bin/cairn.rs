@@ -155,6 +155,12 @@ mod cli {
         /// vectors are attached.
         #[arg(long)]
         no_transformer_prior: bool,
+        /// Graph-method ablation: no query titles (passages titled by a name in the query).
+        #[arg(long)]
+        no_query_title: bool,
+        /// Graph-method ablation: no query-residual passage prior.
+        #[arg(long)]
+        no_residual: bool,
         /// The graph methods' configuration as JSON (`{"epsilon": 0.3, ...}`, the fields of
         /// CatragConfig) or a path to a JSON file; the ablation flags apply on top.
         #[arg(long)]
@@ -181,6 +187,8 @@ mod cli {
             c.no_lexical |= self.no_lexical;
             c.no_bridge |= self.no_bridge;
             c.no_transformer_prior |= self.no_transformer_prior;
+            c.no_query_title |= self.no_query_title;
+            c.no_residual |= self.no_residual;
             c.validate().map_err(|e| e.to_string())?;
             for w in c.warnings() {
                 eprintln!("warning: {w}");

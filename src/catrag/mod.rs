@@ -17,7 +17,9 @@
 //!    the top [`CatragConfig::lexical_top_n`] (20) passages by BM25 get
 //!    [`CatragConfig::lexical_passage_weight`] (2.0) × score ÷ best ([`seeds`]), and the
 //!    passages titled by an entity of the top [`CatragConfig::bridge_sources`] (4) BM25 passages
-//!    get up to [`CatragConfig::bridge_weight`] (3.0) ([`bridge`], title bridges).
+//!    get up to [`CatragConfig::bridge_weight`] (3.0) ([`bridge`], title bridges), the passages
+//!    those bridge to up to [`CatragConfig::bridge_hop2_weight`] (1.0), and the passages titled
+//!    by a name in the query up to [`CatragConfig::query_title_weight`] (3.0) (query titles).
 //! 2. **Seeds, channel B: symbolic anchoring** ([`anchor`], CatRAG only): each query mention is
 //!    mapped to an entity node (exact normalised match, else embedding match ≥
 //!    [`CatragConfig::anchor_threshold`], 0.9; unmatched mentions are dropped) and gets
@@ -201,7 +203,8 @@ pub struct CatragConfig {
     pub transformer_top_n: usize,
     /// Bridges of bridges: the top [`CatragConfig::bridge_sources`] bridged passages bridge in
     /// turn to the passages their entities title, with up to this weight (a three-hop chain;
-    /// a passage keeps the larger of its two bridge weights). Default 0 (off). Finite, ≥ 0.
+    /// a passage keeps the larger of its two bridge weights). Default 1.0 (tuned on hotpotqa and
+    /// 2wikimultihopqa with query titles, docs/method/graph.md; 0 turns it off). Finite, ≥ 0.
     pub bridge_hop2_weight: f64,
     /// Share of the dense passage score (min–max over passages) in the evidence that picks title
     /// bridge sources and scales bridged passages: `(1 − share) × BM25 ÷ best + share × dense`,
@@ -214,6 +217,22 @@ pub struct CatragConfig {
     /// Ablation: keep the static table's passage prior even when transformer passage vectors are
     /// attached.
     pub no_transformer_prior: bool,
+    /// Query titles: a passage titled by a name in the query ([`bridge::query_title_weights`];
+    /// a capitalised run of the query's words that normalises to a passage title) gets up to
+    /// this teleport weight, scaled like a title bridge. Default 3.0 (tuned on hotpotqa and
+    /// 2wikimultihopqa, docs/method/graph.md). Finite, ≥ 0.
+    pub query_title_weight: f64,
+    /// Ablation: no query titles (as `query_title_weight` = 0).
+    pub no_query_title: bool,
+    /// Query-residual prior ([`seeds::residual_passage_weights`]): the top
+    /// [`CatragConfig::residual_top_n`] passages by cosine with the query vector minus its
+    /// component along the best passage get up to this teleport weight. Default 0 (off;
+    /// docs/method/graph.md). Finite, ≥ 0.
+    pub residual_weight: f64,
+    /// Passages that get the query-residual prior. Default 10 (0: all).
+    pub residual_top_n: usize,
+    /// Ablation: no query-residual prior (as `residual_weight` = 0).
+    pub no_residual: bool,
 }
 
 impl Default for CatragConfig {
@@ -250,10 +269,15 @@ impl Default for CatragConfig {
             no_bridge: false,
             transformer_passage_weight: 1.0,
             transformer_top_n: 0,
-            bridge_hop2_weight: 0.0,
+            bridge_hop2_weight: 1.0,
             bridge_dense_share: 0.0,
             transformer_bridge_dense_share: 0.5,
             no_transformer_prior: false,
+            query_title_weight: 3.0,
+            no_query_title: false,
+            residual_weight: 0.0,
+            residual_top_n: 10,
+            no_residual: false,
         }
     }
 }
@@ -273,6 +297,8 @@ impl CatragConfig {
             ("key_fact_boost", self.key_fact_boost),
             ("transformer_passage_weight", self.transformer_passage_weight),
             ("bridge_hop2_weight", self.bridge_hop2_weight),
+            ("query_title_weight", self.query_title_weight),
+            ("residual_weight", self.residual_weight),
         ] {
             if !(v.is_finite() && v >= 0.0) {
                 return Err(Error::Config(format!("catrag.{name} must be a finite number ≥ 0, got {v}")));
@@ -337,6 +363,8 @@ impl CatragConfig {
             (self.no_lexical, "--no-lexical"),
             (self.no_bridge, "--no-bridge"),
             (self.no_transformer_prior, "--no-transformer-prior"),
+            (self.no_query_title, "--no-query-title"),
+            (self.no_residual, "--no-residual"),
         ] {
             if on {
                 out.push(flag);
@@ -388,6 +416,9 @@ pub struct QueryInput<'a> {
     pub titles: Option<&'a bridge::TitleIndex>,
     /// The query's entity mentions ([`crate::text::Pipeline::query_entities`]), for anchoring.
     pub mentions: &'a [Mention],
+    /// The vectors behind `passage_scores` and the query's vector under their embedder, for the
+    /// query-residual prior ([`seeds::residual_passage_weights`]); `None`: no residual prior.
+    pub prior_vectors: Option<seeds::PriorVectors<'a>>,
 }
 
 /// Where a seed's teleport weight came from.
@@ -707,8 +738,13 @@ impl Retriever {
                 *w += l;
             }
         }
-        if let (false, Some(titles)) = (config.no_bridge || config.bridge_weight == 0.0, input.titles) {
-            let mut relevance = seeds::lexical_passage_weights(graph, input.lexical_scores, 0, 1.0)?;
+        let bridges_on = !(config.no_bridge || config.bridge_weight == 0.0);
+        let query_titles_on = !(config.no_query_title || config.query_title_weight == 0.0);
+        let titles_on = (bridges_on || query_titles_on) && input.titles.is_some();
+        let residual_on = !(config.no_residual || config.residual_weight == 0.0) && input.prior_vectors.is_some();
+        let mut relevance = Vec::new();
+        if titles_on || residual_on {
+            relevance = seeds::lexical_passage_weights(graph, input.lexical_scores, 0, 1.0)?;
             let share = config.bridge_dense_share;
             if share > 0.0 {
                 // Bridge sources and targets by fused evidence: BM25 ÷ best and min–max dense.
@@ -721,13 +757,28 @@ impl Retriever {
                     relevance.iter_mut().for_each(|r| *r /= max);
                 }
             }
+        }
+        if let (true, Some(vectors)) = (residual_on, input.prior_vectors.as_ref()) {
+            // The first hop: the best passage node by the fused evidence (ties: lower position).
+            let top = (0..relevance.len())
+                .filter(|&i| relevance[i] > 0.0)
+                .max_by(|&a, &b| relevance[a].total_cmp(&relevance[b]).then(b.cmp(&a)));
+            if let Some(top) = top {
+                let residual =
+                    seeds::residual_passage_weights(graph, vectors, top, config.residual_top_n, config.residual_weight)?;
+                for (w, x) in passage_weights.iter_mut().zip(residual) {
+                    *w += x;
+                }
+            }
+        }
+        if let (true, Some(titles)) = (titles_on, input.titles) {
             let mut bridged = bridge::bridge_weights(
                 graph,
                 titles,
                 &relevance,
                 &relevance,
                 config.bridge_sources,
-                config.bridge_weight,
+                if bridges_on { config.bridge_weight } else { 0.0 },
                 config.bridge_floor,
                 config.bridge_specificity,
                 config.bridge_split_title,
@@ -746,6 +797,22 @@ impl Retriever {
                     config.bridge_split_title,
                 );
                 for (b, x) in bridged.iter_mut().zip(second) {
+                    *b = b.max(x);
+                }
+            }
+            if query_titles_on {
+                // Passages titled by a name in the query: the first hop the question names.
+                let named = bridge::query_title_weights(
+                    graph,
+                    titles,
+                    input.query,
+                    &relevance,
+                    config.query_title_weight,
+                    config.bridge_floor,
+                    config.bridge_specificity,
+                    config.bridge_split_title,
+                );
+                for (b, x) in bridged.iter_mut().zip(named) {
                     *b = b.max(x);
                 }
             }

@@ -212,3 +212,73 @@ pub fn dense_passage_weights(
     keep_top(&mut w, top_n);
     Ok(w)
 }
+
+/// The passage vectors behind a query's dense passage scores and the query's vector under the
+/// same embedder (MiniLM when the index holds its passage vectors, else the static table), for
+/// [`residual_passage_weights`].
+#[derive(Clone, Copy)]
+pub struct PriorVectors<'a> {
+    /// The query's vector, unit length, `[dim]`.
+    pub query: &'a [f32],
+    /// Every corpus passage's vector, `[corpus passages, dim]` (corpus order), unit length.
+    pub passages: &'a crate::embed::VectorMatrix,
+}
+
+/// Query-residual passage weights, `[passage nodes]` in [`Graph::passage_nodes`] order: the
+/// second hop by what the query asks beyond the passage it already found.
+///
+/// `top` is the passage node of the best passage by the fused first-stage evidence (the first
+/// hop). The query vector q loses its component along that passage's vector p,
+/// `r = q − (q·p) p`, renormalised (one Gram–Schmidt step: what the first hop already covers is
+/// taken out), and every passage node gets its cosine with `r` (the highest of its duplicates);
+/// the `top_n` best keep `weight × min–max normalised score` (as [`dense_passage_weights`]).
+/// The first-hop passage itself gets nothing. All zeros when `weight` is 0, the passage has no
+/// vector, or the residual vanishes (the query is its passage).
+///
+/// A multi-hop question's second passage answers the words the first passage does not hold
+/// ("who married the publisher of The North Star": the North Star passage names Frederick
+/// Douglass; the residual keeps "married"). Iterative multi-hop dense retrieval (MDR, Xiong et
+/// al. 2021, §2) re-encodes the question together with the first passage for the second hop;
+/// without a second encoder pass (the browser embeds the query once) Cairn takes the first
+/// passage out of the query vector instead: one vector subtraction and one matrix-vector product.
+///
+/// # Errors
+/// [`Error::Config`] when the vectors' dimensions disagree or a passage node names a corpus
+/// index past the matrix.
+pub fn residual_passage_weights(
+    graph: &Graph,
+    vectors: &PriorVectors<'_>,
+    top: usize,
+    top_n: usize,
+    weight: f64,
+) -> Result<Vec<f64>> {
+    let nodes = graph.passage_nodes();
+    let zeros = vec![0.0; nodes.len()];
+    if weight <= 0.0 || vectors.passages.is_empty() {
+        return Ok(zeros);
+    }
+    let Some(&first) = nodes.get(top).and_then(|&n| graph.passage_indices(n).first()) else {
+        return Ok(zeros);
+    };
+    let Some(p) = vectors.passages.row(first as usize) else { return Ok(zeros) };
+    if p.len() != vectors.query.len() {
+        return Err(Error::Config(format!(
+            "the query vector has {} dimensions and the passage vectors {}",
+            vectors.query.len(),
+            p.len()
+        )));
+    }
+    let along = crate::embed::dot(vectors.query, p);
+    let mut r: Vec<f32> = vectors.query.iter().zip(p).map(|(q, x)| q - along * x).collect();
+    let norm = r.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if !(norm > 1e-4 && norm.is_finite()) {
+        return Ok(zeros);
+    }
+    r.iter_mut().for_each(|x| *x /= norm);
+    let scores = vectors.passages.scores(&r)?;
+    let mut w = dense_passage_weights(graph, &scores, top_n, weight)?;
+    if let Some(x) = w.get_mut(top) {
+        *x = 0.0;
+    }
+    Ok(w)
+}

@@ -115,7 +115,7 @@ fn run(g: &Graph, method: GraphMethod, mentions: &[Mention], cfg: &CatragConfig)
     let e = embedder();
     let q = e.embed("query").unwrap();
     let tierer = EmbeddingSimilarityTierer { thresholds: cfg.similarity_tiers };
-    let input = QueryInput { query: "query", query_vector: &q, passage_scores: &DENSE, lexical_scores: &[], titles: None, mentions };
+    let input = QueryInput { query: "query", query_vector: &q, passage_scores: &DENSE, lexical_scores: &[], titles: None, mentions, prior_vectors: None };
     Retriever::new().retrieve(g, method, &input, &e, &tierer, cfg).unwrap()
 }
 
@@ -386,7 +386,7 @@ fn failed_tiering_is_weak_and_reported() {
     let g = hand_graph();
     let e = embedder();
     let q = e.embed("query").unwrap();
-    let input = QueryInput { query: "query", query_vector: &q, passage_scores: &DENSE, lexical_scores: &[], titles: None, mentions: &[] };
+    let input = QueryInput { query: "query", query_vector: &q, passage_scores: &DENSE, lexical_scores: &[], titles: None, mentions: &[], prior_vectors: None };
     let r = Retriever::new().retrieve(&g, GraphMethod::CatRag, &input, &e, &Failing, &config()).unwrap();
     assert_eq!(r.tier_failures, 2);
     assert!(r.warnings.iter().any(|w| w.contains("tiering failed")));
@@ -443,7 +443,7 @@ fn no_seeds_falls_back_to_dense() {
     // A query vector the embedder could not fill: no arbitrary seed facts.
     let e = embedder();
     let zero = vec![0.0; DIM];
-    let input = QueryInput { query: "?", query_vector: &zero, passage_scores: &DENSE, lexical_scores: &[], titles: None, mentions: &[] };
+    let input = QueryInput { query: "?", query_vector: &zero, passage_scores: &DENSE, lexical_scores: &[], titles: None, mentions: &[], prior_vectors: None };
     let r = Retriever::new()
         .retrieve(&g, GraphMethod::HippoRag, &input, &e, &EmbeddingSimilarityTierer::default(), &config())
         .unwrap();
@@ -457,6 +457,7 @@ fn no_seeds_falls_back_to_dense() {
         lexical_scores: &[],
         titles: None,
         mentions: &[mention("Eve", EntityKind::Name)],
+        prior_vectors: None,
     };
     let r = Retriever::new()
         .retrieve(&g, GraphMethod::CatRag, &input, &e, &EmbeddingSimilarityTierer::default(), &config())
@@ -472,11 +473,11 @@ fn bad_inputs_are_errors() {
     let t = EmbeddingSimilarityTierer::default();
     let q = e.embed("query").unwrap();
     let short = [0.1f32];
-    let input = QueryInput { query: "q", query_vector: &q, passage_scores: &short, lexical_scores: &[], titles: None, mentions: &[] };
+    let input = QueryInput { query: "q", query_vector: &q, passage_scores: &short, lexical_scores: &[], titles: None, mentions: &[], prior_vectors: None };
     assert!(Retriever::new().retrieve(&g, GraphMethod::HippoRag, &input, &e, &t, &config()).is_err());
-    let input = QueryInput { query: "q", query_vector: &q[..3], passage_scores: &DENSE, lexical_scores: &[], titles: None, mentions: &[] };
+    let input = QueryInput { query: "q", query_vector: &q[..3], passage_scores: &DENSE, lexical_scores: &[], titles: None, mentions: &[], prior_vectors: None };
     assert!(Retriever::new().retrieve(&g, GraphMethod::HippoRag, &input, &e, &t, &config()).is_err());
-    let input = QueryInput { query: "q", query_vector: &q, passage_scores: &DENSE, lexical_scores: &[], titles: None, mentions: &[] };
+    let input = QueryInput { query: "q", query_vector: &q, passage_scores: &DENSE, lexical_scores: &[], titles: None, mentions: &[], prior_vectors: None };
     let bad = CatragConfig { epsilon: f64::NAN, ..config() };
     assert!(Retriever::new().retrieve(&g, GraphMethod::CatRag, &input, &e, &t, &bad).is_err());
     let bad = CatragConfig {
@@ -576,7 +577,9 @@ fn config_serde_defaults() {
     assert_eq!((c.bridge_weight, c.bridge_sources, c.bridge_floor, c.bridge_specificity), (3.0, 4, 0.8, 0.5));
     assert!(!c.no_lexical && !c.no_bridge);
     assert_eq!((c.transformer_passage_weight, c.transformer_top_n, c.transformer_bridge_dense_share), (1.0, 0, 0.5));
-    assert_eq!((c.bridge_dense_share, c.bridge_hop2_weight), (0.0, 0.0));
+    assert_eq!((c.bridge_dense_share, c.bridge_hop2_weight), (0.0, 1.0));
+    assert_eq!((c.query_title_weight, c.residual_weight, c.residual_top_n), (3.0, 0.0, 10));
+    assert!(!c.no_query_title && !c.no_residual);
     assert!(!c.no_transformer_prior);
     let c: CatragConfig = serde_json::from_str(r#"{"no_anchor": true, "tiers": {"high": 3.0}}"#).unwrap();
     assert!(c.no_anchor);
@@ -625,7 +628,7 @@ fn lexical_passage_prior_by_hand() {
     let q = e.embed("query").unwrap();
     let tierer = EmbeddingSimilarityTierer { thresholds: cfg.similarity_tiers };
     let input =
-        QueryInput { query: "query", query_vector: &q, passage_scores: &DENSE, lexical_scores: &lexical, titles: None, mentions: &[] };
+        QueryInput { query: "query", query_vector: &q, passage_scores: &DENSE, lexical_scores: &lexical, titles: None, mentions: &[], prior_vectors: None };
     let r = Retriever::new().retrieve(&g, GraphMethod::HippoRag, &input, &e, &tierer, &cfg).unwrap();
     let raw = [0.5, 0.40625, 0.46875, 0.0, 0.05, 0.875, 0.025 + 0.25, 0.0];
     let total: f64 = raw.iter().sum();
@@ -695,6 +698,7 @@ fn title_bridges_by_hand() {
         lexical_scores: &lexical,
         titles: Some(&index),
         mentions: &[],
+        prior_vectors: None,
     };
     let r = Retriever::new().retrieve(&g, GraphMethod::HippoRag, &input, &e, &tierer, &cfg).unwrap();
     let raw = [1.0, 0.40625, 0.46875, 0.0, 0.05 + 0.5, 0.875, 0.025, 0.0];
@@ -746,4 +750,94 @@ fn with_transformer_prior_swaps_the_prior_weight_and_cut() {
     assert!(CatragConfig { bridge_dense_share: 1.5, ..CatragConfig::default() }.validate().is_err());
     let bad = CatragConfig { transformer_passage_weight: f64::NAN, ..CatragConfig::default() };
     assert!(bad.validate().is_err());
+}
+
+#[test]
+fn query_titles_by_hand() {
+    // The hand graph's passages titled P0 "Bob Dave", P1 "Bob (film)", P2 "Zed" (no entity).
+    let g = hand_graph();
+    let titles = ["Bob Dave", "Bob (film)", "Zed"];
+    let index = bridge::TitleIndex::build(&g, |i| titles.get(i as usize).copied());
+    assert_eq!(index.passages_keyed("bob dave"), &[0]);
+    assert_eq!(index.passages_keyed("bob"), &[1]);
+    let found = |q: &str| index.titles_in_query(q).into_iter().map(|(k, p)| (k, p.to_vec())).collect::<Vec<_>>();
+    // A capitalised run not at the query's start; a possessive still names the title.
+    assert_eq!(found("Where did Zed's Bob go"), vec![("zed".to_string(), vec![2]), ("bob".to_string(), vec![1])]);
+    // The longest run wins: "Bob Dave" is P0's title, "Bob" inside it is dropped.
+    assert_eq!(found("Where is Bob Dave from"), vec![("bob dave".to_string(), vec![0])]);
+    // Lowercase or only the first word: no proper name, no title.
+    assert!(found("where is bob dave from").is_empty());
+    assert!(found("Zed went home").is_empty());
+    // Weights: relevance 1, 0, 0.5; weight 2, floor 0.25. "Bob" → P1: 2 × (0.25 + 0.75 × 0) =
+    // 0.5; "Zed" (no entity: specificity 1) → P2: 2 × (0.25 + 0.75 × 0.5) = 1.25.
+    let rel = [1.0, 0.0, 0.5];
+    let w = |q: &str, weight: f64, split: bool, idx: &bridge::TitleIndex| {
+        bridge::query_title_weights(&g, idx, q, &rel, weight, 0.25, 0.5, split)
+    };
+    assert_eq!(w("Did Bob meet Zed", 2.0, true, &index), vec![0.0, 0.5, 1.25]);
+    assert_eq!(w("Did Bob meet Zed", 0.0, true, &index), vec![0.0; 3]);
+    // A title shared by P0 and P1: split, each gets half. P0: 2 × ½ × 1 = 1; P1: 2 × ½ × 0.25.
+    let shared = bridge::TitleIndex::build(&g, |i| ["Bob", "Bob", "Zed"].get(i as usize).copied());
+    assert_eq!(w("Did Bob go", 2.0, true, &shared), vec![1.0, 0.25, 0.0]);
+    assert_eq!(w("Did Bob go", 2.0, false, &shared), vec![2.0, 0.5, 0.0]);
+
+    // In the teleport vector (lexical prior and bridges off): BM25 3, 0, 1.5 → relevance 1, 0,
+    // 0.5; "Zed" titles P2: 2 × (0.25 + 0.75 × 0.5) = 1.25 added to its dense weight 0.025;
+    // `--no-query-title` removes it.
+    let lexical = [3.0f32, 0.0, 1.5];
+    let cfg = CatragConfig {
+        lexical_passage_weight: 0.0,
+        bridge_weight: 0.0,
+        bridge_floor: 0.25,
+        query_title_weight: 2.0,
+        ..config()
+    };
+    let e = embedder();
+    let q = e.embed("query").unwrap();
+    let tierer = EmbeddingSimilarityTierer { thresholds: cfg.similarity_tiers };
+    let input = QueryInput {
+        query: "Did Zed go",
+        query_vector: &q,
+        passage_scores: &DENSE,
+        lexical_scores: &lexical,
+        titles: Some(&index),
+        mentions: &[],
+        prior_vectors: None,
+    };
+    let r = Retriever::new().retrieve(&g, GraphMethod::HippoRag, &input, &e, &tierer, &cfg).unwrap();
+    // Nodes P0, A, B, C, P1, D, P2, E; the entity seeds as in `title_bridges_by_hand`.
+    let raw = [0.0, 0.40625, 0.46875, 0.0, 0.05, 0.875, 0.025 + 1.25, 0.0];
+    let total: f64 = raw.iter().sum();
+    for (u, want) in raw.iter().enumerate() {
+        assert!(close(r.teleport[u], want / total, 1e-6), "teleport[{u}] = {} vs {}", r.teleport[u], want / total);
+    }
+    let off = CatragConfig { no_query_title: true, ..cfg };
+    assert_eq!(off.ablations(), vec!["--no-query-title"]);
+    let r = Retriever::new().retrieve(&g, GraphMethod::HippoRag, &input, &e, &tierer, &off).unwrap();
+    assert!(close(r.teleport[P2 as usize], 0.025 / (total - 1.25), 1e-6));
+}
+
+#[test]
+fn query_residual_by_hand() {
+    // Passage vectors e0, e1, (0.8, 0.6, 0); query (e0 + e1) ÷ √2; first hop P0. The residual
+    // q − (q·e0) e0 = (0, 1/√2, 0) → e1; cosines with it 0, 1, 0.6 → min–max 0, 1, 0.6.
+    let g = hand_graph();
+    let passages = crate::embed::VectorMatrix::from_rows(3, vec![1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.8, 0.6, 0.0]).unwrap();
+    let h = std::f32::consts::FRAC_1_SQRT_2;
+    let query = [h, h, 0.0];
+    let v = seeds::PriorVectors { query: &query, passages: &passages };
+    let w = seeds::residual_passage_weights(&g, &v, 0, 0, 2.0).unwrap();
+    for (got, want) in w.iter().zip([0.0, 2.0, 1.2]) {
+        assert!(close(*got, want, 1e-6), "{w:?}");
+    }
+    // The top 1 only; weight 0; a query that is its first passage (no residual): nothing.
+    let w = seeds::residual_passage_weights(&g, &v, 0, 1, 2.0).unwrap();
+    assert!(close(w[1], 2.0, 1e-6) && w[0] == 0.0 && w[2] == 0.0, "{w:?}");
+    assert_eq!(seeds::residual_passage_weights(&g, &v, 0, 0, 0.0).unwrap(), vec![0.0; 3]);
+    let along = [1.0, 0.0, 0.0];
+    let same = seeds::PriorVectors { query: &along, passages: &passages };
+    assert_eq!(seeds::residual_passage_weights(&g, &same, 0, 0, 2.0).unwrap(), vec![0.0; 3]);
+    // A query of the wrong dimension is an error, not a panic.
+    let short = [1.0, 0.0];
+    assert!(seeds::residual_passage_weights(&g, &seeds::PriorVectors { query: &short, passages: &passages }, 0, 0, 2.0).is_err());
 }

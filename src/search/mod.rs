@@ -548,7 +548,7 @@ impl Index {
         if ctx.nothing_matches(false) {
             return Ok(GraphPrep::Done(Vec::new(), unwalked(None, NOTHING_MATCHES, &[])));
         }
-        let (passage_scores, query_is_zero, transformer) = self.dense_passage_prior(ctx, field)?;
+        let (passage_scores, query_is_zero, transformer, prior_query) = self.dense_passage_prior(ctx, field)?;
         // The graph's facts and the query NER are English (rule OpenIE skips passages that do
         // not look English): a query in another script has no seed to walk from, only noise
         // near the top of the fact ranking. HippoRAG 2's answer to a query without seeds is
@@ -569,7 +569,8 @@ impl Index {
         let inputs = self.catrag_inputs(ctx, kg, field, gm)?;
         let transformer_cfg = transformer.then(|| self.config.catrag.with_transformer_prior());
         let cfg = transformer_cfg.as_ref().unwrap_or(&self.config.catrag);
-        let bridges = cfg.bridge_weight > 0.0 && !cfg.no_bridge;
+        let bridges = (cfg.bridge_weight > 0.0 && !cfg.no_bridge)
+            || (cfg.query_title_weight > 0.0 && !cfg.no_query_title);
         let input = QueryInput {
             query,
             query_vector: &inputs.graph_vector,
@@ -583,6 +584,12 @@ impl Index {
                 })
             }),
             mentions: &inputs.mentions,
+            prior_vectors: {
+                let matrix = if transformer { self.dense(EmbedderSlot::Minilm).map(|f| f.vectors()) } else { Some(field.vectors()) };
+                matrix.filter(|m| !m.is_empty() && m.dim() == prior_query.len()).map(|passages| {
+                    crate::catrag::seeds::PriorVectors { query: &prior_query, passages }
+                })
+            },
         };
         let prepared = Retriever::prepare(&kg.graph, gm, &input, kg.embedder.as_ref(), cfg)?;
         Ok(GraphPrep::Prepared(prepared, query_is_zero))
@@ -674,20 +681,28 @@ impl Index {
     /// MiniLM's when they are attached (and `no_transformer_prior` is off), else the static
     /// embedder's — whether the query embeds to the zero vector under the static embedder, and
     /// whether the transformer's vectors were used (the graph search then takes
-    /// [`crate::catrag::CatragConfig::with_transformer_prior`]).
-    fn dense_passage_prior(&self, ctx: &QueryContext<'_>, field: &DenseField) -> Result<(Vec<f32>, bool, bool)> {
+    /// [`crate::catrag::CatragConfig::with_transformer_prior`]), and the query vector the
+    /// scores were made with (for the query-residual prior).
+    fn dense_passage_prior(
+        &self,
+        ctx: &QueryContext<'_>,
+        field: &DenseField,
+    ) -> Result<(Vec<f32>, bool, bool, Vec<f32>)> {
         let q = ctx.vector(field, EmbedderSlot::Static)?;
         let query_is_zero = crate::embed::is_zero(&q);
         let transformer = match self.dense(EmbedderSlot::Minilm) {
             Some(f) if !self.config.catrag.no_transformer_prior && !f.vectors().is_empty() => Some(f),
             _ => None,
         };
-        let scores = match transformer {
-            Some(f) => f.vectors().scores(&ctx.vector(f, EmbedderSlot::Minilm)?)?,
-            None if field.vectors().is_empty() => Vec::new(),
-            None => field.vectors().scores(&q)?,
+        let (scores, prior_query) = match transformer {
+            Some(f) => {
+                let mq = ctx.vector(f, EmbedderSlot::Minilm)?.into_owned();
+                (f.vectors().scores(&mq)?, mq)
+            }
+            None if field.vectors().is_empty() => (Vec::new(), Vec::new()),
+            None => (field.vectors().scores(&q)?, q.to_vec()),
         };
-        Ok((scores, query_is_zero, transformer.is_some()))
+        Ok((scores, query_is_zero, transformer.is_some(), prior_query))
     }
 
     /// The graph search's other inputs ([`CatragInputs`]): the query vector under the graph's
@@ -719,7 +734,8 @@ impl Index {
             Vec::new()
         };
         let mentions = self.correct_mentions(kg, mentions);
-        let bridges = cfg.bridge_weight > 0.0 && !cfg.no_bridge;
+        let bridges = (cfg.bridge_weight > 0.0 && !cfg.no_bridge)
+            || (cfg.query_title_weight > 0.0 && !cfg.no_query_title);
         let lexical_scores = if (cfg.lexical_passage_weight > 0.0 && !cfg.no_lexical) || bridges {
             let mut v = vec![0f32; self.corpus.len()];
             for (d, s) in self.bm25.score_groups(ctx.groups(false)) {
