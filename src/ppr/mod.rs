@@ -683,19 +683,7 @@ impl PprSolver {
                 let a = self.overlay[cursor].0 as usize;
                 let u = offsets.partition_point(|&o| o as usize <= a) - 1;
                 let (lo, hi) = (offsets[u] as usize, offsets[u + 1] as usize);
-                let side = self.row_weights.len();
-                self.row_side[u] = u32::try_from(side)
-                    .map_err(|_| Error::PprInput("the overlay touches too many arcs".into()))?;
-                let mut sum = 0.0f64;
-                for (a, &w) in (lo..hi).zip(&weights[lo..hi]) {
-                    let mut x = f64::from(w);
-                    if cursor < self.overlay.len() && self.overlay[cursor].0 as usize == a {
-                        x *= self.overlay[cursor].1;
-                        cursor += 1;
-                    }
-                    self.row_weights.push(x);
-                    sum += x;
-                }
+                let (sum, _) = self.overlaid_row(u, lo, &weights[lo..hi], &mut cursor)?;
                 if sum > 0.0 {
                     self.inv_out[u] = 1.0 / sum;
                 } else if pre.out_weight[u] > 0.0 {
@@ -710,6 +698,26 @@ impl PprSolver {
         Ok(())
     }
 
+    /// Materialise row `u`'s effective weights (its stored weights `row`, arcs from `lo`, times
+    /// the overlay's multipliers from `cursor` on, which it advances past the row) into
+    /// `row_weights`; returns the row's effective out-weight and its count of positive arcs.
+    fn overlaid_row(&mut self, u: usize, lo: usize, row: &[f32], cursor: &mut usize) -> Result<(f64, u32)> {
+        self.row_side[u] = u32::try_from(self.row_weights.len())
+            .map_err(|_| Error::PprInput("the overlay touches too many arcs".into()))?;
+        let (mut sum, mut positive) = (0.0f64, 0u32);
+        for (a, &w) in (lo..).zip(row) {
+            let mut x = f64::from(w);
+            if *cursor < self.overlay.len() && self.overlay[*cursor].0 as usize == a {
+                x *= self.overlay[*cursor].1;
+                *cursor += 1;
+            }
+            self.row_weights.push(x);
+            sum += x;
+            positive += u32::from(x > 0.0);
+        }
+        Ok((sum, positive))
+    }
+
     /// Effective out-weights of every row (no precomputation, or forward push's degrees).
     fn prepare_rows(&mut self, graph: &CsrGraph<'_>, need_degree: bool) -> Result<()> {
         let n = graph.node_count();
@@ -721,19 +729,7 @@ impl PprSolver {
             let mut sum = 0.0f64;
             let mut positive = 0u32;
             if cursor < self.overlay.len() && (self.overlay[cursor].0 as usize) < hi {
-                let side = self.row_weights.len();
-                self.row_side[u] = u32::try_from(side)
-                    .map_err(|_| Error::PprInput("the overlay touches too many arcs".into()))?;
-                for (a, &w) in (lo..hi).zip(row) {
-                    let mut x = f64::from(w);
-                    if cursor < self.overlay.len() && self.overlay[cursor].0 as usize == a {
-                        x *= self.overlay[cursor].1;
-                        cursor += 1;
-                    }
-                    self.row_weights.push(x);
-                    sum += x;
-                    positive += u32::from(x > 0.0);
-                }
+                (sum, positive) = self.overlaid_row(u, lo, row, &mut cursor)?;
             } else if need_degree {
                 for &w in row {
                     sum += f64::from(w);
