@@ -246,11 +246,14 @@ impl Index {
             let embedder = index.dense(slot).map(|d| d.embedder().clone()).ok_or_else(|| {
                 Error::MissingEmbedder { method: "hipporag".into(), embedder: slot.name().into() }
             })?;
+            // the graph's query anchoring runs the text pipeline: fail before the graph is read
+            // when its resources are not loaded (the page fetches them and loads again)
+            let pipeline = Pipeline::english()?;
             let graph = Graph::read_from(&mut r, index.corpus.passages(), embedder.as_ref(), progress)?;
             let mut report: GraphBuildReport = serde_json::from_slice(one(SectionKind::GraphReport)?)
                 .map_err(|e| Error::IndexCorrupt(format!("section graph-report: {e}")))?;
             report.counts = graph.counts();
-            index.graph = Some(KnowledgeGraph::new(graph, embedder, Pipeline::english()?, report));
+            index.graph = Some(KnowledgeGraph::new(graph, embedder, pipeline, report));
         }
         let mut cage = find(SectionKind::CageZ);
         if let Some(body) = cage.next() {
