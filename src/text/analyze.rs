@@ -10,7 +10,7 @@
 //! 2. Unicode lower-casing, accent folding ([`super::fold::fold_diacritics`]: "Erdős" and
 //!    "Erdos" are one term, so are NFC and NFD spellings), and the typographic apostrophe
 //!    (U+2019) folded to `'`;
-//! 3. removal of English stop words (NLTK's list of 179 words, via the `stop-words` crate);
+//! 3. removal of English stop words (NLTK's list, [`ENGLISH_STOP_WORDS`]);
 //! 4. Snowball English (Porter2) stemming (`rust-stemmers`).
 //!
 //! Words made only of punctuation never appear (UAX #29 yields them as non-words).
@@ -53,9 +53,33 @@ impl std::fmt::Debug for Analyzer {
     }
 }
 
+/// NLTK's English stop-word list (the `stop-words` crate's `nltk` English list, word for word:
+/// a test compares them). A copy, because the crate's lookup carries every language's list into
+/// the wasm download.
+pub const ENGLISH_STOP_WORDS: [&str; 198] = [
+    "a", "about", "above", "after", "again", "against", "ain", "all", "am", "an", "and", "any",
+    "are", "aren", "aren't", "as", "at", "be", "because", "been", "before", "being", "below",
+    "between", "both", "but", "by", "can", "couldn", "couldn't", "d", "did", "didn", "didn't", "do",
+    "does", "doesn", "doesn't", "doing", "don", "don't", "down", "during", "each", "few", "for",
+    "from", "further", "had", "hadn", "hadn't", "has", "hasn", "hasn't", "have", "haven", "haven't",
+    "having", "he", "he'd", "he'll", "her", "here", "hers", "herself", "he's", "him", "himself",
+    "his", "how", "i", "i'd", "if", "i'll", "i'm", "in", "into", "is", "isn", "isn't", "it", "it'd",
+    "it'll", "it's", "its", "itself", "i've", "just", "ll", "m", "ma", "me", "mightn", "mightn't",
+    "more", "most", "mustn", "mustn't", "my", "myself", "needn", "needn't", "no", "nor", "not",
+    "now", "o", "of", "off", "on", "once", "only", "or", "other", "our", "ours", "ourselves", "out",
+    "over", "own", "re", "s", "same", "shan", "shan't", "she", "she'd", "she'll", "she's", "should",
+    "shouldn", "shouldn't", "should've", "so", "some", "such", "t", "than", "that", "that'll",
+    "the", "their", "theirs", "them", "themselves", "then", "there", "these", "they", "they'd",
+    "they'll", "they're", "they've", "this", "those", "through", "to", "too", "under", "until",
+    "up", "ve", "very", "was", "wasn", "wasn't", "we", "we'd", "we'll", "we're", "were", "weren",
+    "weren't", "we've", "what", "when", "where", "which", "while", "who", "whom", "why", "will",
+    "with", "won", "won't", "wouldn", "wouldn't", "y", "you", "you'd", "you'll", "your", "you're",
+    "yours", "yourself", "yourselves", "you've",
+];
+
 fn english_stop_words() -> &'static HashSet<&'static str> {
     static WORDS: OnceLock<HashSet<&'static str>> = OnceLock::new();
-    WORDS.get_or_init(|| stop_words::lookup("en").map(|w| w.iter().copied().collect()).unwrap_or_default())
+    WORDS.get_or_init(|| ENGLISH_STOP_WORDS.iter().copied().collect())
 }
 
 impl Default for Analyzer {
@@ -184,6 +208,14 @@ fn word_indices(text: &str) -> impl Iterator<Item = (usize, &str)> + '_ {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stop_words_are_nltks_english_list() {
+        // the crate is a dev-dependency: the list it ships is the reference
+        let reference = stop_words::lookup("en").expect("the stop-words crate's English list");
+        assert_eq!(&ENGLISH_STOP_WORDS[..], reference);
+        assert!(ENGLISH_STOP_WORDS.contains(&"the") && ENGLISH_STOP_WORDS.contains(&"shouldn't"));
+    }
 
     #[test]
     fn lowercases_removes_stop_words_and_stems() {
