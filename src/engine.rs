@@ -455,6 +455,23 @@ impl Engine {
         Ok(notes)
     }
 
+    /// Read the extras of a two-part index file ([`Index::attach_extras`], with the embedders
+    /// set; `progress(Phase::Load, done, total)`) into the index opened from its base with
+    /// [`Engine::load`]. The engine is unchanged on error.
+    ///
+    /// # Errors
+    /// [`Error::NotBuilt`] before a load; otherwise as [`Index::attach_extras`].
+    pub fn load_extras(&mut self, bytes: &[u8], progress: Progress<'_>) -> Result<LoadNotes> {
+        let embedders: Vec<(EmbedderSlot, Rc<dyn Embedder>)> = EmbedderSlot::ALL
+            .into_iter()
+            .filter_map(|s| self.embedder(s).map(|e| (s, e.clone())))
+            .collect();
+        let State::Built(index) = &mut self.state else {
+            return Err(Error::NotBuilt);
+        };
+        index.attach_extras(bytes, &embedders, &mut |d, t| progress(Phase::Load, d, t))
+    }
+
     /// Whether `method` can run now ([`Index::supports`]: built, its embedder's passage vectors
     /// attached, the graph built for the graph methods, every graph embedding stored for CAGE).
     pub fn supports(&self, method: Method) -> bool {

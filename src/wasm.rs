@@ -589,6 +589,23 @@ impl Engine {
         Ok(self.stats_js())
     }
 
+    /// Read the extras of a two-part index (`extras.cairn.gz` beside `index.cairn.gz`, written
+    /// by `cairn index` for a static site; inflated first) into the index opened from its base
+    /// with `loadIndex`: the static embedder's passage vectors (recomputed and checked; load the
+    /// embedder first), the knowledge graph (`onProgress(done, total, "load")` in texts
+    /// embedded) and CAGE's graph embeddings. BM25 works from the base alone, so a page can
+    /// answer keyword searches while these load. Returns the engine's stats.
+    ///
+    /// Throws, leaving the engine as it was, before `loadIndex`, when the extras were already
+    /// read, on a whole index file, on extras of another index (another configuration, or
+    /// passage vectors that do not match these passages), or on a damaged file.
+    #[wasm_bindgen(js_name = loadIndexExtras, unchecked_return_type = "EngineStats")]
+    pub fn load_index_extras(&mut self, bytes: &[u8], on_progress: Option<ProgressArg>) -> Result<JsValue, JsError> {
+        let on_progress = callback(on_progress);
+        self.inner.load_extras(bytes, &mut phase_progress(&on_progress)).map_err(js_err)?;
+        Ok(self.stats_js())
+    }
+
     /// Every passage as JSONL, one `{"id", "title", "text"}` object per line in corpus order
     /// (what `addJsonl` reads back): the corpus of a share link. Empty for an empty engine.
     #[wasm_bindgen(js_name = corpusJsonl)]

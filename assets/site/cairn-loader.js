@@ -49,13 +49,24 @@ export async function gunzip(bytes) {
 
 /**
  * Open the index described by `base`/manifest.json. `method` (default: the manifest's
- * `default_method`) decides whether the static embedder is fetched: `bm25` needs none.
- * Resolves to { manifest, method, methods, timings: {loadMs, fetchedMs, loadIndexMs},
- * search(query, {k, method, prefix}) } (`prefix`: the last word is still being typed and also
- * matches the words it begins; misspelt words match their near spellings): `fetchedMs` covers the manifest, wasm, index and embedder
- * downloads (in parallel), `loadIndexMs` Engine.loadIndex (BM25 rebuilt, vectors re-embedded).
+ * `default_method`) decides what is fetched: `bm25` needs only the wasm and the index; the other
+ * methods also the static embedder's table and, for a site written in two parts (`extras` in the
+ * manifest: passage vectors and knowledge graph beside the passages), the extras and the text
+ * pipeline.
+ *
+ * With `early: true` it resolves as soon as BM25 can answer (the base index loaded) and the rest
+ * loads in the background: `methods()` grows, `ready` resolves when `method` can run (or rejects
+ * with the reason it cannot) and `onProgress(done, total)` counts the texts embedded meanwhile.
+ * Without it, it resolves once `method` can run, as before.
+ *
+ * Resolves to { manifest, method, methods(), ready, timings: {loadMs, fetchedMs, loadIndexMs,
+ * readyMs}, search(query, {k, method, prefix}) } (`prefix`: the last word is still being typed and
+ * also matches the words it begins; misspelt words match their near spellings): `fetchedMs`
+ * covers the downloads the first answer waited for (in parallel), `loadIndexMs` Engine.loadIndex
+ * (BM25 rebuilt; for a one-file index also the vectors re-embedded), `readyMs` the time until
+ * `method` could run (set when `ready` resolves).
  */
-export async function openIndex({ base = here, method } = {}) {
+export async function openIndex({ base = here, method, early = false, onProgress } = {}) {
   const t0 = performance.now();
   const manifestUrl = new URL('manifest.json', base);
   let manifest;
@@ -65,7 +76,9 @@ export async function openIndex({ base = here, method } = {}) {
     throw err instanceof SyntaxError ? new Error(`${manifestUrl} is not JSON (${err.message})`) : err;
   }
   method = method || manifest.default_method || 'bm25';
-  const needsEmbedder = method !== 'bm25' || manifest.graph;
+  const twoParts = typeof manifest.extras === 'string';
+  // A one-file index with a graph cannot be read without the embedder; a two-part one can.
+  const needsEmbedder = method !== 'bm25' || (!twoParts && manifest.graph);
   const embedderFiles = needsEmbedder && manifest.embedder
     ? Promise.all([
       fetchOk(new URL(manifest.embedder.table, base)).then((r) => r.arrayBuffer()),
@@ -73,37 +86,69 @@ export async function openIndex({ base = here, method } = {}) {
     ])
     : null;
   embedderFiles?.catch(() => {}); // awaited below; this only keeps an early failure from being "unhandled"
-  // the English text pipeline's resources: an index with a knowledge graph needs them
-  const textFiles = Array.isArray(manifest.text_pipeline)
+  // the English text pipeline's resources: a knowledge graph needs them
+  const textFiles = needsEmbedder && Array.isArray(manifest.text_pipeline)
     ? Promise.all(manifest.text_pipeline.map((f) => fetchOk(new URL(f, base)).then((r) => r.arrayBuffer())))
     : null;
   textFiles?.catch(() => {});
+  const extrasBytes = needsEmbedder && twoParts ? fetchIndexBytes(new URL(manifest.extras, base)) : null;
+  extrasBytes?.catch(() => {});
+
   const [, bytes] = await Promise.all([
     init({ module_or_path: new URL('cairn_bg.wasm', base) }),
     fetchIndexBytes(new URL(manifest.index, base)),
   ]);
   const engine = new Engine();
-  if (embedderFiles) {
+  const progress = typeof onProgress === 'function' ? (done, total) => onProgress(done, total) : undefined;
+  const addEmbedder = async () => {
+    if (!embedderFiles) return;
     const [table, vocab] = await embedderFiles;
     engine.loadStaticEmbedder(new Uint8Array(table), vocab);
-  }
-  if (textFiles && !textPipelineLoaded()) {
+  };
+  const addTextPipeline = async () => {
+    if (!textFiles || textPipelineLoaded()) return;
     const [pos, lemmaRules, lemmaIndex, gazetteer] = (await textFiles).map((b) => new Uint8Array(b));
     loadTextPipeline(pos, lemmaRules, lemmaIndex, gazetteer);
+  };
+  const timings = { loadMs: 0, fetchedMs: 0, loadIndexMs: 0, readyMs: undefined };
+  if (!twoParts) {
+    await addEmbedder();
+    await addTextPipeline();
   }
-  const fetchedMs = performance.now() - t0;
-  engine.loadIndex(bytes);
-  const loadIndexMs = performance.now() - t0 - fetchedMs;
-  const methods = engine.availableMethods();
-  if (!methods.includes(method)) {
-    throw new Error(`method ${method} is not available in this index (available: ${methods.join(', ')})`);
+  timings.fetchedMs = performance.now() - t0;
+  engine.loadIndex(bytes, progress);
+  timings.loadIndexMs = performance.now() - t0 - timings.fetchedMs;
+  const check = () => {
+    const methods = engine.availableMethods();
+    if (!methods.includes(method)) {
+      throw new Error(`method ${method} is not available in this index (available: ${methods.join(', ')})`);
+    }
+  };
+  // the passage vectors and graph of a two-part index, once the embedder (and the text pipeline) are in
+  const rest = extrasBytes
+    ? (async () => {
+      await addEmbedder();
+      await addTextPipeline();
+      const extras = await extrasBytes;
+      engine.loadIndexExtras(extras, progress);
+    })()
+    : Promise.resolve();
+  const ready = rest.then(() => {
+    check();
+    timings.readyMs = performance.now() - t0;
+  });
+  if (early) {
+    ready.catch(() => {}); // the caller reads the reason from `ready`
+  } else {
+    await ready;
   }
-  const loadMs = performance.now() - t0;
+  timings.loadMs = performance.now() - t0;
   return {
     manifest,
     method,
-    methods,
-    timings: { loadMs, fetchedMs, loadIndexMs },
+    methods: () => engine.availableMethods(),
+    ready,
+    timings,
     search(query, { k = 8, method: m = method, prefix = false } = {}) {
       return engine.search(query, { k, method: m, prefix });
     },

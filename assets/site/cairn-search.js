@@ -5,7 +5,9 @@
 //
 // Optional attributes on the div: data-method="bm25|dense|hybrid|hipporag|catrag" (default: the
 // manifest's), data-k="8", data-placeholder="Search this site". The engine and the index are
-// loaded on the first focus of (or typing in) the box, not with the page. Results follow the
+// loaded on the first focus of (or typing in) the box, not with the page; until a vector or graph
+// method's files are in (embedder table, passage vectors, knowledge graph), BM25 answers and says
+// so, and the chosen method's results replace its own when they are ready. Results follow the
 // typing: while the last word has no space after it, it also matches the words it begins
 // ("lothai" finds Lothair), and misspelt words find their near spellings. Keys: Enter searches at
 // once, the arrow keys move between the box and the results, Escape clears them.
@@ -65,12 +67,25 @@ if (root) {
   const open = () => {
     if (!opening) {
       status.textContent = 'Loading the search index…';
-      opening = openIndex({ method: root.dataset.method || undefined }).then(
+      // Resolves once keyword search works; a graph or vector method follows when its files are in.
+      opening = openIndex({ method: root.dataset.method || undefined, early: true }).then(
         (cairn) => {
           status.textContent = '';
           root.dataset.ready = 'true';
           root.dataset.loadMs = String(Math.round(cairn.timings.loadMs));
           root.dataset.loadIndexMs = String(Math.round(cairn.timings.loadIndexMs));
+          cairn.ready.then(
+            () => {
+              root.dataset.complete = 'true';
+              root.dataset.readyMs = String(Math.round(cairn.timings.readyMs));
+              // the keyword results on screen give way to the chosen method's
+              if (root.dataset.shown && root.dataset.shown !== cairn.method) run();
+            },
+            (err) => {
+              root.dataset.error = err.message;
+              status.textContent = `${cairn.method} is unavailable (${err.message}); showing keyword results.`;
+            },
+          );
           return cairn;
         },
         (err) => {
@@ -97,21 +112,29 @@ if (root) {
     list.replaceChildren();
     if (!q) {
       status.textContent = '';
+      delete root.dataset.shown;
       return;
     }
+    // Until the chosen method's files are in, BM25 answers (it needs only the index).
+    const method = cairn.methods().includes(cairn.method) ? cairn.method : 'bm25';
     const t0 = performance.now();
     let hits;
     try {
       // Twice as many as shown: the parts of one long section share a link and are shown once.
-      hits = cairn.search(q, { k: 2 * k, prefix });
+      hits = cairn.search(q, { k: 2 * k, method, prefix });
     } catch (err) {
       status.textContent = `Search failed: ${err.message}`;
       return;
     }
     root.dataset.searchMs = String(performance.now() - t0);
+    root.dataset.shown = method;
     const seen = new Set();
     hits = hits.filter((h) => !seen.has(linkOf(h.id)) && seen.add(linkOf(h.id))).slice(0, k);
-    status.textContent = hits.length ? '' : 'No results.';
+    status.textContent = !hits.length
+      ? 'No results.'
+      : method !== cairn.method && !root.dataset.error
+        ? 'Keyword results; the full search is still loading…'
+        : '';
     for (const h of hits) {
       const li = el('li');
       const a = el('a', { href: linkOf(h.id) });

@@ -1174,13 +1174,20 @@ mod cli {
         let cage_ms = ms(clock);
         let index = engine.index().map_err(err)?;
         let cage_bytes = index.cage_embeddings().map(|z| 17 + z.rows() * (z.dim() + 5));
+        // Two files: the base (config and passages: all BM25 needs, so a site's first keyword
+        // result waits for nothing else) and the extras (passage vectors, graph, CAGE), which
+        // the loader fetches beside it and reads once the embedder is in place.
         let clock = Instant::now();
-        let bytes = engine.save().map_err(err)?;
+        let (bytes, extras) = engine.index().and_then(|i| i.to_split_bytes()).map_err(err)?;
         let save_ms = ms(clock);
         let clock = Instant::now();
-        let mut gz = flate2::GzBuilder::new().write(Vec::new(), flate2::Compression::best());
-        std::io::Write::write_all(&mut gz, &bytes).map_err(|e| e.to_string())?;
-        let gz = gz.finish().map_err(|e| e.to_string())?;
+        let gzip = |data: &[u8]| -> CliResult<Vec<u8>> {
+            let mut gz = flate2::GzBuilder::new().write(Vec::new(), flate2::Compression::best());
+            std::io::Write::write_all(&mut gz, data).map_err(|e| e.to_string())?;
+            Ok(gz.finish().map_err(|e| e.to_string())?)
+        };
+        let gz = gzip(&bytes)?;
+        let extras_gz = extras.as_deref().map(gzip).transpose()?;
         let gzip_ms = ms(clock);
         let clock = Instant::now();
         let mut loaded = Engine::new(IndexConfig::default()).map_err(err)?;
@@ -1188,6 +1195,9 @@ mod cli {
             loaded.set_embedder(EmbedderSlot::Static, e.clone(), &mut |_, _, _| {}).map_err(err)?;
         }
         loaded.load(&bytes, &mut |_, _, _| {}).map_err(err)?;
+        if let Some(x) = &extras {
+            loaded.load_extras(x, &mut |_, _, _| {}).map_err(err)?;
+        }
         let load_ms = ms(clock);
         drop(loaded);
         let write = |name: &str, data: &[u8]| -> CliResult<()> {
@@ -1195,6 +1205,15 @@ mod cli {
             std::fs::write(&path, data).map_err(|e| format!("{}: {e}", path.display()))
         };
         write("index.cairn.gz", &gz)?;
+        let stale = a.out.join("extras.cairn.gz");
+        match &extras_gz {
+            Some(x) => write("extras.cairn.gz", x)?,
+            // a BM25-only index written over an earlier one must not leave its extras behind
+            None if stale.exists() => std::fs::remove_file(&stale).map_err(|e| format!("{}: {e}", stale.display()))?,
+            None => {}
+        }
+        let extras_bytes = extras.as_ref().map(Vec::len);
+        let extras_gz_bytes = extras_gz.as_ref().map(Vec::len);
         for (name, data) in web.files() {
             write(name, data)?;
         }
@@ -1227,6 +1246,9 @@ mod cli {
             "text_bytes": stats.text_bytes,
             "index_bytes": bytes.len(),
             "index_gz_bytes": gz.len(),
+            "extras": extras.as_ref().map(|_| "extras.cairn.gz"),
+            "extras_bytes": extras_bytes,
+            "extras_gz_bytes": extras_gz_bytes,
             "methods": methods,
             "default_method": method.name(),
             "graph": index.graph().is_some(),
@@ -1252,6 +1274,10 @@ mod cli {
                 "index_gz_bytes": gz.len(),
                 "index_bytes_per_mb_text": per_mb(bytes.len()),
                 "index_gz_bytes_per_mb_text": per_mb(gz.len()),
+                "extras_bytes": extras_bytes,
+                "extras_gz_bytes": extras_gz_bytes,
+                "total_gz_bytes": gz.len() + extras_gz_bytes.unwrap_or(0),
+                "total_gz_bytes_per_mb_text": per_mb(gz.len() + extras_gz_bytes.unwrap_or(0)),
                 "wasm_bytes": wasm_bytes,
                 "wasm_package": web.source.to_string(),
                 "cage_z_bytes": cage_bytes,

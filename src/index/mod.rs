@@ -12,6 +12,7 @@ pub mod dense;
 pub use crate::format;
 pub mod fuzzy;
 mod persist;
+mod split;
 pub mod knowledge;
 
 use std::cell::Cell;

@@ -59,6 +59,15 @@ impl Index {
     /// the index's slots (it could not be re-embedded on load), or a count exceeds `u32::MAX`;
     /// an embedder's error while fingerprinting it.
     pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        assemble(&self.sections()?)
+    }
+
+    /// The file's sections in file order ([`Index::to_bytes`]): config, corpus, then the parts
+    /// that need an embedder (dense, graph, graph report, CAGE embeddings).
+    ///
+    /// # Errors
+    /// As [`Index::to_bytes`].
+    pub(super) fn sections(&self) -> Result<Vec<(SectionKind, Vec<u8>)>> {
         let mut sections = Vec::new();
         let config = serde_json::to_vec(&self.config).map_err(|e| Error::Config(e.to_string()))?;
         sections.push((SectionKind::Config, config));
@@ -128,7 +137,7 @@ impl Index {
             w.buf.extend(codes.iter().map(|&c| c as u8));
             sections.push((SectionKind::CageZ, w.buf));
         }
-        assemble(&sections)
+        Ok(sections)
     }
 
     /// Load an index file written by [`Index::to_bytes`]. `embedders` gives the embedder of each
@@ -173,6 +182,35 @@ impl Index {
         let mut index = Index::build_taking(&mut corpus, &config, &mut |_, _| {})
             .map_err(|e| Error::IndexCorrupt(format!("section config: {e}")))?;
         let mut notes = LoadNotes::default();
+        index.attach_sections(&sections, embedders, progress, &mut notes)?;
+        Ok((index, notes))
+    }
+
+    /// Read the sections that need an embedder (dense, graph, graph report, CAGE embeddings) from
+    /// `sections` into this index, whose corpus they were written over ([`Index::from_bytes`]
+    /// and [`Index::attach_extras`]). Slots without an embedder in `embedders` are listed in
+    /// `notes.skipped_slots`.
+    ///
+    /// # Errors
+    /// As [`Index::from_bytes`]; the index may then hold some of the parts (callers discard it
+    /// or roll back).
+    pub(super) fn attach_sections(
+        &mut self,
+        sections: &[(SectionKind, &[u8])],
+        embedders: &[(EmbedderSlot, Rc<dyn Embedder>)],
+        progress: &mut dyn FnMut(usize, usize),
+        notes: &mut LoadNotes,
+    ) -> Result<()> {
+        let index = self;
+        let find = |kind: SectionKind| sections.iter().filter(move |(k, _)| *k == kind).map(|(_, b)| *b);
+        let one = |kind: SectionKind| -> Result<&[u8]> {
+            let mut it = find(kind);
+            match (it.next(), it.next()) {
+                (Some(b), None) => Ok(b),
+                (None, _) => Err(Error::IndexCorrupt(format!("the {} section is missing", kind.name()))),
+                (Some(_), Some(_)) => Err(Error::IndexCorrupt(format!("two {} sections", kind.name()))),
+            }
+        };
         let given = |slot: EmbedderSlot| embedders.iter().find(|(s, _)| *s == slot).map(|(_, e)| e.clone());
         let check = |slot: EmbedderSlot, e: &Rc<dyn Embedder>, dim: usize, stored: u32| -> Result<()> {
             let got = fingerprint(e.as_ref())?;
@@ -296,6 +334,6 @@ impl Index {
                     .map_err(|e| Error::IndexCorrupt(format!("section cage-z: {e}")))?,
             );
         }
-        Ok((index, notes))
+        Ok(())
     }
 }
