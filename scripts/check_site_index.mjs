@@ -1,5 +1,6 @@
 // Loads an index written by `cairn index` in Node, the way the site's loader does in a browser
-// (the written cairn.js and cairn_bg.wasm, the gzip index, the static embedder's files), and
+// (the written cairn.js and cairn_bg.wasm, the gzip index and, for other methods than bm25, its
+// extras, the static embedder's files), and
 // prints one JSON line per query: the method and the links of its top hits.
 //
 //   node scripts/check_site_index.mjs <out-folder> <method> <query> [<query> …]
@@ -22,7 +23,9 @@ const engine = new Engine();
 if (manifest.embedder) {
   engine.loadStaticEmbedder(new Uint8Array(read(manifest.embedder.table)), read(manifest.embedder.vocab).toString('utf8'));
 }
-const stats = engine.loadIndex(zlib.gunzipSync(read(manifest.index)));
+let stats = engine.loadIndex(zlib.gunzipSync(read(manifest.index)));
+// a two-part index: the passage vectors and the graph are in the extras
+if (manifest.extras && method !== 'bm25') stats = engine.loadIndexExtras(zlib.gunzipSync(read(manifest.extras)));
 for (const query of queries) {
   const hits = engine.search(query, { k: 3, method });
   console.log(JSON.stringify({ query, method, passages: stats.passages, links: hits.map((h) => h.id.split(' ')[0]), titles: hits.map((h) => h.title) }));

@@ -36,8 +36,9 @@ function normalizeMounts(mounts) {
     .sort((a, b) => b[0].length - a[0].length);
 }
 
-function handlerFor(dir) {
+function handlerFor(dir, gzip = false) {
   return sirv(dir, {
+    gzip, // serve FILE.gz for FILE when the browser accepts gzip (as a compressing host would)
     dev: true, // look files up on each request, so a rebuild is served without a restart
     etag: true,
     dotfiles: false,
@@ -56,16 +57,17 @@ function notFound(res, pathname) {
 }
 
 /**
- * Start the server. Resolves once it listens with `{url, port, server, close()}`; `close()`
+ * Start the server (`gzip`: a request for FILE that accepts gzip gets FILE.gz when it exists,
+ * `Content-Encoding: gzip`). Resolves once it listens with `{url, port, server, close()}`; `close()`
  * resolves when every connection is closed.
  */
-export async function serve({ dir = DEFAULT_DIR, port = 0, mounts = {} } = {}) {
+export async function serve({ dir = DEFAULT_DIR, port = 0, mounts = {}, gzip = false } = {}) {
   const root = path.resolve(dir);
   if (!fs.existsSync(path.join(root, 'index.html'))) {
     throw new Error(`${root} has no index.html: build the page first (npm run build)`);
   }
-  const mounted = normalizeMounts(mounts).map(([prefix, abs]) => [prefix, handlerFor(abs)]);
-  const main = handlerFor(root);
+  const mounted = normalizeMounts(mounts).map(([prefix, abs]) => [prefix, handlerFor(abs, gzip)]);
+  const main = handlerFor(root, gzip);
 
   const server = http.createServer((req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {

@@ -317,6 +317,7 @@ fn index_subcommand_writes_a_loadable_deterministic_site_bundle() {
         "manifest.json",
         "static-minilm.bin",
         "minilm-vocab.txt",
+        "extras.cairn.gz",
     ] {
         assert!(a.join(f).is_file(), "{f}");
     }
@@ -335,7 +336,17 @@ fn index_subcommand_writes_a_loadable_deterministic_site_bundle() {
     use cairn::index::{EmbedderSlot, Index, IndexConfig, Method};
     use std::rc::Rc;
     let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm().unwrap());
-    let (loaded, _) = Index::from_bytes(&raw, &[(EmbedderSlot::Static, e.clone())], &mut |_, _| {}).unwrap();
+    // the base holds the passages (all BM25 needs), the extras the passage vectors
+    let extras_gz = std::fs::read(a.join("extras.cairn.gz")).unwrap();
+    assert_eq!(extras_gz, std::fs::read(b.join("extras.cairn.gz")).unwrap(), "deterministic");
+    assert_eq!(report["extras_gz_bytes"], extras_gz.len());
+    assert_eq!(manifest["extras"], "extras.cairn.gz");
+    let mut extras = Vec::new();
+    flate2::read::GzDecoder::new(&extras_gz[..]).read_to_end(&mut extras).unwrap();
+    let slots = [(EmbedderSlot::Static, e.clone())];
+    let (mut loaded, _) = Index::from_bytes(&raw, &slots, &mut |_, _| {}).unwrap();
+    assert!(loaded.dense(EmbedderSlot::Static).is_none());
+    loaded.attach_extras(&extras, &slots, &mut |_, _| {}).unwrap();
     let text = std::fs::read_to_string("tests/fixtures/tiny/corpus.jsonl").unwrap();
     let mut corpus = cairn::Corpus::new();
     corpus.extend(cairn::corpus::parse_jsonl("tiny", &text).unwrap()).unwrap();

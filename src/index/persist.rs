@@ -255,10 +255,17 @@ impl Index {
             if recompute {
                 let want = r.u32()?;
                 r.finish()?;
-                index.attach_embedder(slot, embedder, progress)?;
+                // already embedded with this very embedder (a page that set it on the index
+                // opened from a two-part file's base): only the check below remains
+                let done = index.dense(slot).is_some_and(|d| Rc::ptr_eq(d.embedder(), &embedder));
+                if !done {
+                    index.attach_embedder(slot, embedder, progress)?;
+                }
                 let got = index.dense(slot).map_or(0, |d| vectors_crc(d.vectors()));
                 if got != want {
-                    index.dense[slot_index(slot)] = None;
+                    if !done {
+                        index.dense[slot_index(slot)] = None;
+                    }
                     return Err(Error::Model {
                         what: format!("{} embedder", slot.name()),
                         message: format!(

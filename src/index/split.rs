@@ -55,8 +55,9 @@ impl Index {
     /// On error the index is as it was.
     ///
     /// # Errors
-    /// [`Error::Config`] when this index already holds passage vectors, a graph or CAGE
-    /// embeddings (attach the extras once, to an index opened from the base);
+    /// [`Error::Config`] when this index already holds a graph or CAGE embeddings (attach the
+    /// extras once, to an index opened from the base; passage vectors attached meanwhile with the
+    /// same embedder are kept and checked like re-embedded ones);
     /// [`Error::IndexCorrupt`] when `bytes` hold a corpus (a whole index file, not extras) or a
     /// config that differs from this index's (extras of another index); otherwise as
     /// [`Index::from_bytes`].
@@ -66,12 +67,15 @@ impl Index {
         embedders: &[(EmbedderSlot, Rc<dyn Embedder>)],
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<LoadNotes> {
-        if self.dense.iter().any(Option::is_some) || self.graph.is_some() || self.cage_z.is_some() {
+        if self.graph.is_some() || self.cage_z.is_some() {
             return Err(Error::Config(
-                "the index already holds passage vectors or a graph: extras attach once, to an index opened from its base"
+                "the index already holds a knowledge graph or graph embeddings: extras attach once, to an index opened from its base"
                     .into(),
             ));
         }
+        // passage vectors the caller attached meanwhile (setting the embedder on the opened base
+        // embeds the passages) stay, and are checked against the extras like re-embedded ones
+        let had = [self.dense[0].is_some(), self.dense[1].is_some()];
         let sections = split(bytes)?;
         if sections.iter().any(|(k, _)| *k == SectionKind::Corpus) {
             return Err(Error::IndexCorrupt(
@@ -91,7 +95,11 @@ impl Index {
         }
         let mut notes = LoadNotes::default();
         if let Err(e) = self.attach_sections(&sections, embedders, progress, &mut notes) {
-            self.dense = [None, None];
+            for (slot, had) in self.dense.iter_mut().zip(had) {
+                if !had {
+                    *slot = None;
+                }
+            }
             self.graph = None;
             self.cage_z = None;
             return Err(e);
@@ -160,6 +168,23 @@ mod tests {
             }
         }
         assert_eq!(opened.to_bytes().unwrap(), whole);
+
+        // a page sets the embedder on the opened base first (which embeds the passages): the
+        // extras keep those vectors, check them, and add the graph
+        let (mut early, _) = Index::from_bytes(&base, &slots, &mut |_, _| {}).unwrap();
+        early.attach_embedder(EmbedderSlot::Static, e.clone(), &mut |_, _| {}).unwrap();
+        early.attach_extras(&extras, &slots, &mut |_, _| {}).unwrap();
+        assert_eq!(early.to_bytes().unwrap(), whole);
+        for q in &questions {
+            assert_eq!(ranking(&early, q, Method::Catrag), ranking(&index, q, Method::Catrag), "{q}");
+        }
+        // ... and refuse the extras of other passages without dropping them
+        let (mut kept, _) = Index::from_bytes(&base, &slots, &mut |_, _| {}).unwrap();
+        let (other, _, _) = sample(&IndexConfig::default(), Some((3, "Teutberga was the daughter of Boso the Elder.")), false);
+        kept.attach_embedder(EmbedderSlot::Static, e.clone(), &mut |_, _| {}).unwrap();
+        let err = kept.attach_extras(&other.to_split_bytes().unwrap().1.unwrap(), &slots, &mut |_, _| {}).unwrap_err();
+        assert!(matches!(err, Error::Model { .. }), "{err}");
+        assert!(kept.dense(EmbedderSlot::Static).is_some() && kept.graph().is_none());
     }
 
     #[test]

@@ -1,6 +1,7 @@
 // CAGE rerank cost in headless Chromium with the RELEASE wasm package (pkg/, `npm run build:wasm`):
 // not part of `node --test`. Loads an index file that holds every passage's graph embedding Z
-// (`cairn index --cage`), so no R-GCN and no tract package is involved, then for each question
+// (`cairn index --cage`: its --out folder, whose index.cairn.gz and extras.cairn.gz are read; or
+// one index file saved by the page), so no R-GCN and no tract package is involved, then for each question
 // of a questions.jsonl times, per query (all questions in one timed pass, --reps passes, median):
 //   - `Engine.search(q, {k: 5, method: FIRST, prefix: false})` — the first stage alone;
 //   - `Engine.cageSearch(q, {k: 5, method: FIRST+cage})` — the same first stage (its top N = 20),
@@ -8,10 +9,11 @@
 // Both return 5 hits to JavaScript (with their highlights), so the difference is the rerank's
 // cost (taking the top 20 instead of the top 5 from the first stage's scores included).
 //
-//   target/release/cairn index --data ../shared/data/2wiki-corpus-6k/corpus.jsonl --cage --out /tmp/6k-cage.cairn
-//   node tests/e2e/bench-cage-browser.mjs /tmp/6k-cage.cairn ../shared/data/2wikimultihopqa/questions.jsonl [bm25|catrag] [--reps 5]
+//   target/release/cairn index --jsonl ../shared/data/2wiki-corpus-6k --cage --out /tmp/6k-cage
+//   node tests/e2e/bench-cage-browser.mjs /tmp/6k-cage ../shared/data/2wikimultihopqa/questions.jsonl [bm25|catrag] [--reps 5]
 import fs from 'node:fs';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { launchChromium } from './chromium.mjs';
 import { serve } from '../../scripts/serve.mjs';
@@ -42,7 +44,14 @@ const questions = fs
   .map((l) => JSON.parse(l).question);
 
 const dir = fs.mkdtempSync('/tmp/bench-cage-');
-fs.copyFileSync(path.resolve(indexFile), path.join(dir, 'index.cairn'));
+const source = path.resolve(indexFile);
+if (fs.statSync(source).isDirectory()) {
+  // a `cairn index --out` folder: the base and the extras (which hold Z), inflated
+  fs.writeFileSync(path.join(dir, 'index.cairn'), zlib.gunzipSync(fs.readFileSync(path.join(source, 'index.cairn.gz'))));
+  fs.writeFileSync(path.join(dir, 'extras.cairn'), zlib.gunzipSync(fs.readFileSync(path.join(source, 'extras.cairn.gz'))));
+} else {
+  fs.copyFileSync(source, path.join(dir, 'index.cairn'));
+}
 fs.writeFileSync(path.join(dir, 'questions.json'), JSON.stringify(questions));
 // the server serves a folder with a page; this one is blank (the script runs in page.evaluate)
 fs.writeFileSync(path.join(dir, 'index.html'), '<!doctype html><title>CAGE rerank benchmark</title>');
@@ -66,7 +75,9 @@ try {
       const e = new cairn.Engine(undefined);
       e.loadStaticEmbedder(await bytes('/assets/static-minilm.bin'), await (await fetch('/assets/minilm-vocab.txt')).text(), undefined);
       let t0 = performance.now();
-      const stats = e.loadIndex(await bytes('/index.cairn'), undefined);
+      let stats = e.loadIndex(await bytes('/index.cairn'), undefined);
+      const extras = await fetch('/extras.cairn');
+      if (extras.ok) stats = e.loadIndexExtras(new Uint8Array(await extras.arrayBuffer()), undefined);
       const loadMs = performance.now() - t0;
       const questions = await (await fetch('/questions.json')).json();
       const cageMethod = `${first}+cage`;

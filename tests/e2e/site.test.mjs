@@ -95,6 +95,9 @@ test('cairn index writes the index, the wasm package, the loader, the widget and
   assert.equal(manifest.text_pipeline, null, 'without a knowledge graph the text pipeline is not written');
   assert.ok(!fs.existsSync(path.join(site, 'cairn', 'text')));
   assert.ok(manifest.index_gz_bytes < manifest.index_bytes);
+  // the passages' vectors are in a second file, which BM25 never needs
+  assert.equal(manifest.extras, 'extras.cairn.gz');
+  assert.equal(manifest.extras_gz_bytes, fs.statSync(path.join(site, 'cairn', 'extras.cairn.gz')).size);
 });
 
 test('the widget loads lazily, ranks as native BM25 and links to page#heading', async () => {
@@ -123,6 +126,7 @@ test('the widget loads lazily, ranks as native BM25 and links to page#heading', 
   }
   assert.ok(requests.includes('/cairn/index.cairn.gz'));
   assert.ok(!requests.includes('/cairn/static-minilm.bin'), 'bm25 needs no embedding table');
+  assert.ok(!requests.includes('/cairn/extras.cairn.gz'), 'bm25 needs no passage vectors');
   assert.deepEqual(requests.filter((r) => r.startsWith('/cairn/text/')), [], 'bm25 needs no text pipeline');
 
   // Chrome (nav, header, footer, script, style) is not indexed.
@@ -230,7 +234,7 @@ test('a hand-made site: a Latin-1 page, unicode file names and anchors, one resu
   }
 });
 
-test('a site with a knowledge graph: the widget runs catrag after fetching the text pipeline beside the index', { timeout: 180_000 }, async () => {
+test('a site with a knowledge graph: the widget answers with BM25 at once, then runs catrag after fetching the extras and the text pipeline', { timeout: 180_000 }, async () => {
   const own = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-site3-'));
   fs.writeFileSync(
     path.join(own, 'index.html'),
@@ -258,6 +262,13 @@ test('a site with a knowledge graph: the widget runs catrag after fetching the t
     const errors = [];
     context.on('request', (r) => requests.push(new URL(r.url()).pathname));
     tab.on('pageerror', (e) => errors.push(e.message));
+    // the extras arrive late, as a big graph over a slow link would: BM25 answers meanwhile
+    let releaseExtras;
+    const extrasHeld = new Promise((resolve) => { releaseExtras = resolve; });
+    await context.route('**/extras.cairn.gz', async (route) => {
+      await extrasHeld;
+      await route.continue();
+    });
     await tab.goto(ownServer.url);
     const input = tab.locator('#cairn-search input');
     const q = questions[0];
@@ -269,9 +280,28 @@ test('a site with a knowledge graph: the widget runs catrag after fetching the t
       { timeout: WAIT },
     );
     assert.equal(await tab.evaluate(() => document.querySelector('#cairn-search').dataset.error || ''), '');
+    // The first list is BM25's, shown while the graph loads, and says so; catrag's replaces it.
+    const first = await tab.evaluate(() => ({
+      shown: document.querySelector('#cairn-search').dataset.shown,
+      status: document.querySelector('#cairn-search .cairn-status').textContent,
+    }));
+    assert.equal(first.shown, 'bm25', JSON.stringify(first));
+    assert.match(first.status, /Keyword results; the full search is still loading/);
+    assert.equal(await tab.evaluate(() => document.querySelector('#cairn-search').dataset.complete), undefined);
+    await tab.screenshot({ path: path.join(screenshots, 'site-graph-keyword-first.png') });
+    releaseExtras();
+    await tab.waitForFunction(
+      () => document.querySelector('#cairn-search').dataset.shown === 'catrag' || document.querySelector('#cairn-search').dataset.error,
+      null,
+      { timeout: WAIT },
+    );
+    assert.equal(await tab.evaluate(() => document.querySelector('#cairn-search').dataset.error || ''), '');
+    assert.equal(await tab.evaluate(() => document.querySelector('#cairn-search .cairn-status').textContent), '');
     const hrefs = await tab.$$eval('#cairn-search li a', (as) => as.map((a) => a.getAttribute('href')));
     assert.ok(hrefs.some((h) => q.gold_ids.includes(h)), `catrag's results ${JSON.stringify(hrefs)} hold no gold passage of ${JSON.stringify(q.gold_ids)}`);
     for (const f of textFiles) assert.ok(requests.includes(`/cairn/text/${f}`), `text/${f} fetched`);
+    assert.ok(requests.includes('/cairn/extras.cairn.gz'), 'the graph comes in the extras');
+    await tab.screenshot({ path: path.join(screenshots, 'site-graph-catrag.png') });
     assert.deepEqual(errors, []);
   } finally {
     await context.close();
