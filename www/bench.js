@@ -209,6 +209,10 @@ async function run() {
     graphBench = (await engine.next((m) => m.type === 'graph-bench' && m.id === 4)).figures;
   }
 
+  // the engine's linear memory now (wasm memory only grows: this is its peak)
+  engine.post({ type: 'stats' });
+  const { wasmMemoryBytes } = await engine.next((m) => m.type === 'stats');
+
   const { stats, timing } = ready;
   const indexMs = timing.addMs + timing.buildMs;
   const embedding = minilm || (embedder
@@ -251,6 +255,7 @@ async function run() {
     roundTripP50Ms: round(percentile(roundTripMs, 0.5)),
     roundTripP95Ms: round(percentile(roundTripMs, 0.95)),
     graphBench,
+    wasmMemoryMB: wasmMemoryBytes == null ? null : round(wasmMemoryBytes / 1e6, 1),
     userAgent: navigator.userAgent,
     hardwareConcurrency: navigator.hardwareConcurrency,
   };

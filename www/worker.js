@@ -683,7 +683,7 @@ async function handle(msg, early) {
       return;
     case 'stats':
       try {
-        post({ type: 'stats', stats: stats(), ...methodsInfo(), ...info });
+        post({ type: 'stats', stats: stats(), wasmMemoryBytes: wasmExports?.memory?.buffer?.byteLength ?? null, ...methodsInfo(), ...info });
       } catch (err) {
         postError('stats', err);
       }
@@ -1166,8 +1166,10 @@ function cageSearch(query, opts, id) {
 }
 
 // Messages are handled one at a time, in order, once the wasm module is ready.
+let wasmExports = null; // the module's exports: its linear memory, for the stats
 let queue = init()
-  .then(() => {
+  .then((exports) => {
+    wasmExports = exports;
     engine = new Engine(undefined);
     info = { methods: methods(), version: version() };
     METHOD_INFO = new Map(info.methods.map((m) => [m.name, m]));

@@ -3,7 +3,8 @@
 // 6,119-passage 2WikiMultihopQA corpus, and prints the page's JSON: passages, index ms,
 // passages/s, and p50/p95 ms of 200 queries with METHOD (bm25 by default; dense and hybrid also
 // report the embedder's download and the embedding of the whole corpus: embedMs,
-// embedPassagesPerSec).
+// embedPassagesPerSec), the engine's wasm memory at the end (wasmMemoryMB) and the renderer's peak
+// resident memory (rendererPeakMB, from /proc on Linux).
 //
 //   node tests/e2e/bench-browser.mjs [bm25|dense|hybrid|dense-minilm] [corpus path under /shared-data,
 //                                    a .jsonl, default 2wiki-corpus-6k/corpus.jsonl] [--limit N]
@@ -61,6 +62,20 @@ try {
   });
   const text = await page.textContent('#result');
   const result = JSON.parse(text);
+  // peak resident memory of the renderer processes (the page and its worker), from /proc (Linux)
+  try {
+    const cdp = await browser.newBrowserCDPSession();
+    const { processInfo } = await cdp.send('SystemInfo.getProcessInfo');
+    const peaks = processInfo
+      .filter((p) => p.type === 'renderer')
+      .map((p) => /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p.id}/status`, 'utf8'))?.[1])
+      .filter(Boolean)
+      .map(Number);
+    result.rendererPeakMB = peaks.length ? Math.round(Math.max(...peaks) / 1024) : null;
+  } catch (err) {
+    result.rendererPeakMB = null;
+    console.error(`bench-browser: renderer memory not read (${err.message})`);
+  }
   console.log(JSON.stringify(result, null, 2));
   if (result.error || errors.length) {
     process.exitCode = 1;
