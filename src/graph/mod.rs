@@ -508,6 +508,23 @@ impl Graph {
         self.fact_quant.get_or_init(|| QuantizedRows::new(m)).cosines(m, query)
     }
 
+    /// Make now what the first search would otherwise make: the PPR view's checks and stored
+    /// out-weights ([`Graph::ppr_graph`]) and the `i8` copies of the fact and entity vectors
+    /// ([`Graph::fact_cosines`], [`Graph::nearest_entity`]). O(nodes + arcs + vector entries),
+    /// once per graph; later calls cost nothing. A CSR that fails its checks is reported by the
+    /// searches, as before.
+    pub fn prepare_search(&self) {
+        let _ = self.ppr_graph();
+        let facts = &self.store.fact_vectors;
+        if !facts.is_empty() {
+            self.fact_quant.get_or_init(|| QuantizedRows::new(facts));
+        }
+        let entities = &self.store.entity_vectors;
+        if !entities.is_empty() {
+            self.entity_quant.get_or_init(|| QuantizedRows::new(entities));
+        }
+    }
+
     /// The entity vector most similar to `query` (row of [`Graph::entity_vectors`] and cosine),
     /// exactly as `entity_vectors().top_k(query, 1)` gives it (ties to the lower row), read from
     /// an `i8` copy of the entity vectors (quantised once, on the first call) with the rows

@@ -603,7 +603,21 @@ impl Index {
         report.csr_ms = clock.ms();
         report.counts = graph.counts();
         self.graph = Some(KnowledgeGraph::new(graph, embedder, pipeline, report));
+        self.prepare_graph_search();
         self.graph.as_ref().map(|g| &g.report).ok_or(Error::NotBuilt)
+    }
+
+    /// Make the knowledge graph's per-graph search structures now rather than on the first graph
+    /// search, so that search is as fast as the next ones: [`Graph::prepare_search`] (PPR view,
+    /// `i8` vector copies), the typo-tolerant entity lookup of anchoring and the title index of
+    /// title bridges. Called when a graph is built, extended or loaded; does nothing without one.
+    pub(crate) fn prepare_graph_search(&self) {
+        let Some(kg) = &self.graph else { return };
+        kg.graph.prepare_search();
+        kg.entity_lookup.get_or_init(|| fuzzy::EntityLookup::new(&kg.graph));
+        kg.titles.get_or_init(|| {
+            crate::catrag::bridge::TitleIndex::build(&kg.graph, |i| self.corpus.get(i).map(|p| p.title.as_str()))
+        });
     }
 
     /// Take the knowledge graph out of this index, to carry it over to the next index built over
@@ -676,6 +690,7 @@ impl Index {
         kg.tierer = tierer;
         kg.recognizer = recognizer;
         self.graph = Some(kg);
+        self.prepare_graph_search();
         self.graph.as_ref().map(|g| &g.report).ok_or(Error::NotBuilt)
     }
 

@@ -299,6 +299,7 @@ impl Index {
                 .map_err(|e| Error::IndexCorrupt(format!("section graph-report: {e}")))?;
             report.counts = graph.counts();
             index.graph = Some(KnowledgeGraph::new(graph, embedder, pipeline, report));
+            index.prepare_graph_search();
         }
         let mut cage = find(SectionKind::CageZ);
         if let Some(body) = cage.next() {

@@ -162,6 +162,9 @@ mod tests {
             assert_eq!(ranking(&opened, q, Method::Bm25), ranking(&index, q, Method::Bm25));
         }
         opened.attach_extras(&extras, &slots, &mut |_, _| {}).unwrap();
+        // the per-graph search structures are made with the graph, not by the first search
+        let kg = opened.knowledge_graph().unwrap();
+        assert!(kg.titles.get().is_some() && kg.entity_lookup.get().is_some());
         for m in [Method::Bm25, Method::Dense, Method::Hybrid, Method::Hipporag, Method::Catrag] {
             for q in &questions {
                 assert_eq!(ranking(&opened, q, m), ranking(&index, q, m), "{m}: {q}");
