@@ -1,9 +1,13 @@
 //! The index file: an [`crate::index::Index`] as bytes, to save, load, ship with a static site and
 //! share. Written by [`crate::index::Index::to_bytes`], read by [`crate::index::Index::from_bytes`].
 //!
-//! **Layout, versions 1 and 2** (2 adds the `cage-z` section; a file without it is written as
-//! version 1, byte for byte as before). Little-endian throughout; every length is explicit; nothing comes from
-//! a serde-derived binary layout that could change silently.
+//! **Layout, version 3** (versions 1 and 2 wrote the corpus and the graph as fixed-width lists and
+//! the graph with every derived list; this build refuses them with [`Error::IndexOutdated`], which
+//! asks to rebuild the file). Little-endian throughout; every length is explicit; nothing comes
+//! from a serde-derived binary layout that could change silently. Inside the corpus and graph
+//! sections, values of one kind are kept together in streams of varints,
+//! which gzip compresses far better than interleaved fixed-width records
+//! (`docs/method/index-size.md` has the sizes).
 //!
 //! ```text
 //! offset  size        field
@@ -17,19 +21,21 @@
 //! ```
 //!
 //! Sections (kinds in [`SectionKind`]): `config` (the [`crate::index::IndexConfig`] as JSON: small,
-//! readable, and serde_json writes struct fields in declaration order), `corpus` (passages),
+//! readable, and serde_json writes struct fields in declaration order), `corpus` (passages, as
+//! columns: lengths, ids, titles, texts),
 //! one `dense` per embedder slot with passage vectors (`f32`, exactly as held, so a loaded index
 //! ranks exactly as the saved one; for the static embedder only their checksum, see
 //! [`SectionKind::Dense`]), and, once built, `graph` (the knowledge graph's node, entity,
-//! passage and fact tables and synonym lists: [`crate::graph::Graph::write_to`]) and
+//! passage and fact tables and synonym pairs, without the lists that follow from others:
+//! [`crate::graph::Graph::write_to`]) and
 //! `graph-report` (its build report as JSON, timings dropped).
 //!
 //! **Not stored, rebuilt on load** (each a pure function of what is stored, so results are
-//! identical): BM25 (the corpus is re-tokenised; measured in the closing notes), the static
-//! embedder's passage vectors (checked against a stored CRC32), the graph's
-//! entity and fact vectors (re-embedded with the static embedder, checked against a stored
-//! fingerprint) and its CSR. This keeps the file near the size of the text plus the passage
-//! vectors.
+//! identical): BM25 (the corpus is re-tokenised), the static embedder's passage vectors (checked
+//! against a stored CRC32), the graph's entity and fact vectors (re-embedded with the static
+//! embedder, checked against a stored fingerprint), its derived tables, synonym cosines and CSR.
+//! On 2wiki-corpus-6k with its graph the gzipped file is 1.81× the gzipped text of the corpus
+//! (`docs/method/index-size.md`).
 //!
 //! **Deterministic**: the same corpus and configuration give the same bytes (no hash-map
 //! iteration order, no timestamps, no build timings).
@@ -65,7 +71,8 @@ const ENTRY_LEN: usize = 24;
 pub enum SectionKind {
     /// [`crate::index::IndexConfig`] as UTF-8 JSON.
     Config = 1,
-    /// The passages: count (u32), then per passage id, title, text (each u32 length + UTF-8).
+    /// The passages: count (varint), then four streams: the byte lengths of every id, then of
+    /// every title, then of every text (varints); the ids, the titles and the texts (UTF-8).
     Corpus = 2,
     /// One embedder slot's passage vectors: slot (u8: 0 static, 1 MiniLM), storage (u8),
     /// dimension (u32), rows (u32), the embedder's fingerprint (u32, [`fingerprint`]), then
@@ -77,7 +84,7 @@ pub enum SectionKind {
     Graph = 4,
     /// The graph's build report as UTF-8 JSON (timings `null`).
     GraphReport = 5,
-    /// CAGE's per-passage graph embeddings `Z` (format version 2; [`crate::cage::store`]):
+    /// CAGE's per-passage graph embeddings `Z` ([`crate::cage::store`]):
     /// encoder fingerprint (u32), β (f32), merged channels (u8), dimension (u32), rows (u32),
     /// then per row a presence byte (0/1), then per row its scale (f32), then rows × dimension
     /// int8 codes (`z ≈ code · scale`). 128 + 5 bytes per passage.
