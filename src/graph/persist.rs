@@ -647,20 +647,22 @@ mod tests {
     use super::*;
     use crate::corpus::Corpus;
     use crate::embed::StaticEmbedder;
-    use crate::index::{EmbedderSlot, Index, IndexConfig};
-    use std::rc::Rc;
 
-    fn sample() -> (Graph, Vec<Passage>, Rc<dyn Embedder>) {
+    /// The 100 HotpotQA passages of `tests/fixtures/hotpot-sample`, their rule-based OpenIE
+    /// triples and the static embedder: a real graph with synonym edges.
+    fn sample() -> (Graph, Vec<Passage>, StaticEmbedder) {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/hotpot-sample");
         let text = std::fs::read_to_string(format!("{dir}/corpus.jsonl")).unwrap();
         let mut corpus = Corpus::new();
         corpus.extend(crate::corpus::parse_jsonl("corpus.jsonl", &text).unwrap()).unwrap();
+        let pipeline = crate::text::Pipeline::english().unwrap();
+        let out = crate::extract::extract_corpus(&pipeline, &corpus, &mut |_, _| {});
+        let e = StaticEmbedder::minilm().unwrap();
         let passages = corpus.passages().to_vec();
-        let mut index = Index::build(corpus, &IndexConfig::default()).unwrap();
-        let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm().unwrap());
-        index.attach_embedder(EmbedderSlot::Static, e.clone(), &mut |_, _| {}).unwrap();
-        index.build_graph(e.clone(), &mut |_, _, _| {}).unwrap();
-        (index.take_graph().unwrap().graph, passages, e)
+        let g =
+            super::super::build_graph(GraphConfig::default(), &passages, &out.triples, &e, &mut |_, _, _| {})
+                .unwrap();
+        (g, passages, e)
     }
 
     fn round_trip(g: &Graph, passages: &[Passage], e: &dyn Embedder) -> (Graph, u8) {
@@ -684,7 +686,7 @@ mod tests {
     fn synonyms_stored_as_pairs_come_back_with_the_same_cosines_and_lists() {
         let (g, passages, e) = sample();
         assert!(g.counts().synonym_edges > 50, "{:?}", g.counts());
-        let (loaded, mode) = round_trip(&g, &passages, e.as_ref());
+        let (loaded, mode) = round_trip(&g, &passages, &e);
         assert_eq!(mode, 0, "the kNN's lists follow from its pairs");
         loaded.same_tables(&g).unwrap();
     }
@@ -699,7 +701,7 @@ mod tests {
         s.neighbours[e0][0].1 = f32::from_bits(s.neighbours[e0][0].1.to_bits() - 1);
         let csr = super::super::csr::build(&s).unwrap();
         let odd = Graph { store: s, csr, fact_quant: Default::default(), entity_quant: Default::default() };
-        let (loaded, mode) = round_trip(&odd, &passages, e.as_ref());
+        let (loaded, mode) = round_trip(&odd, &passages, &e);
         assert_eq!(mode, 1);
         loaded.same_tables(&odd).unwrap();
         assert!(loaded.same_tables(&g).is_err());
@@ -714,9 +716,15 @@ mod tests {
         let node = s.entity_by_key.remove(&old).unwrap();
         s.entity_by_key.insert("a key of its own".into(), node);
         s.facts[5].text = "Surface Form relation Other Form".into();
+        // Its vector is that of its text, as the builder would have made it.
+        let dim = s.fact_vectors.dim();
+        let mut rows = s.fact_vectors.as_slice().to_vec();
+        let v = e.embed_batch(&["Surface Form relation Other Form"], &mut |_, _| {}).unwrap();
+        rows[5 * dim..6 * dim].copy_from_slice(&v);
+        s.fact_vectors = crate::embed::VectorMatrix::from_rows(dim, rows).unwrap();
         let csr = super::super::csr::build(&s).unwrap();
         let odd = Graph { store: s, csr, fact_quant: Default::default(), entity_quant: Default::default() };
-        let (loaded, _) = round_trip(&odd, &passages, e.as_ref());
+        let (loaded, _) = round_trip(&odd, &passages, &e);
         loaded.same_tables(&odd).unwrap();
         assert_eq!(loaded.store.entity_keys[3], "a key of its own");
         assert_eq!(loaded.facts()[5].text, "Surface Form relation Other Form");
