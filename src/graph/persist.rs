@@ -17,8 +17,10 @@
 //! entity's top-k list (its stored partners ordered by cosine, then ordinal, cut to
 //! `synonym_top_k`: an entity's top-k neighbours are all among its stored partners, and any
 //! other partner ranks below them); the CSR. The writer checks that each derivation gives back
-//! the lists it holds, and stores the cosines and lists as they are when one does not (a graph
-//! from another synonym search).
+//! the lists it holds. When the lists are not the top-k of their pairs (another synonym search
+//! may miss a neighbour) but are sorted best first with dot-product cosines, it adds which end
+//! lists each pair (storage 2); when they are not sorted, it stores the lists and derives the
+//! cosines (3); otherwise it stores lists and cosines as they are (1).
 //!
 //! Body layout (`v` = varint [`Writer::varint`], `z` = zigzag varint, `stream` = v byte length
 //! then its bytes; `\n`-ended = UTF-8 strings each followed by a newline, which names,
@@ -38,10 +40,15 @@
 //! stream fact passages:  per fact v count, z (first ordinal − the previous fact's first),
 //!                        then v (ordinal − previous − 1) per further passage
 //! stream fact texts:     v count, then per exception v (fact − previous − 1), text as v str
-//! u8 synonym storage:    0 = pairs (cosines and lists derived), 1 = lists as held
-//! stream synonym counts: per entity v (0: partners with a higher ordinal; 1: list length)
-//! stream synonyms:       0: per partner v (ordinal − previous − 1), previous starting at the
-//!                        entity's own; 1: per list entry v ordinal, f32 cosine
+//! u8 synonym storage:    0 = pairs (cosines and top-k lists derived), 1 = lists and cosines as
+//!                        held, 2 = pairs and which end lists each, 3 = lists as held, cosines
+//!                        derived
+//! stream synonym counts: per entity v (0, 2: partners with a higher ordinal; 1, 3: list
+//!                        length); with 2, then one byte per pair in pair order: 0 both ends
+//!                        list the other, 1 only the lower ordinal, 2 only the higher
+//! stream synonyms:       0, 2: per partner v (ordinal − previous − 1), previous starting at
+//!                        the entity's own; 1: per list entry v ordinal, f32 cosine; 3: per
+//!                        list entry z (ordinal − previous), previous starting at the entity's
 //! ```
 
 use rustc_hash::FxHashMap;
@@ -68,20 +75,36 @@ fn derived_fact_text(subject: &str, relation: &str, object: &str) -> String {
 
 /// Each entity's synonym list from the unordered pairs `pairs[a]` (partners of `a` with a
 /// higher ordinal): cosine = [`dot`] of the two rows of `vectors` (`dim` wide), every list
-/// sorted best first (cosine descending, then ordinal ascending) and cut to `k`.
-fn lists_from_pairs(pairs: &[Vec<u32>], vectors: &[f32], dim: usize, k: usize) -> Vec<Vec<(u32, f32)>> {
+/// sorted best first (cosine descending, then ordinal ascending). Without `dirs`, both ends get
+/// the pair and every list is cut to `k` (storage 0); with `dirs` (one code per pair, aligned
+/// with `pairs`: 0 both ends list the other, 1 only the lower ordinal, 2 only the higher), only
+/// the ends the code names get it, and nothing is cut (storage 2).
+fn lists_from_pairs(
+    pairs: &[Vec<u32>],
+    dirs: Option<&[Vec<u8>]>,
+    vectors: &[f32],
+    dim: usize,
+    k: usize,
+) -> Vec<Vec<(u32, f32)>> {
     let row = |e: u32| &vectors[e as usize * dim..(e as usize + 1) * dim];
     let mut lists: Vec<Vec<(u32, f32)>> = vec![Vec::new(); pairs.len()];
     for (a, partners) in pairs.iter().enumerate() {
-        for &b in partners {
+        for (j, &b) in partners.iter().enumerate() {
             let c = dot(row(a as u32), row(b));
-            lists[a].push((b, c));
-            lists[b as usize].push((a as u32, c));
+            let code = dirs.and_then(|d| d.get(a)).and_then(|d| d.get(j)).copied().unwrap_or(0);
+            if code != 2 {
+                lists[a].push((b, c));
+            }
+            if code != 1 {
+                lists[b as usize].push((a as u32, c));
+            }
         }
     }
     for l in &mut lists {
         l.sort_by(|x, y| y.1.total_cmp(&x.1).then(x.0.cmp(&y.0)));
-        l.truncate(k);
+        if dirs.is_none() {
+            l.truncate(k);
+        }
     }
     lists
 }
@@ -260,25 +283,71 @@ impl Graph {
             p.dedup();
         }
         let dim = s.entity_vectors.dim();
-        let derivable = s.entity_vectors.len() == ne
-            && dim > 0
-            && s.neighbours.len() == ne
-            && lists_from_pairs(&pairs, s.entity_vectors.as_slice(), dim, s.config.synonym_top_k)
+        let usable = s.entity_vectors.len() == ne && dim > 0 && s.neighbours.len() == ne;
+        let same = |lists: Vec<Vec<(u32, f32)>>| {
+            lists.iter().zip(&s.neighbours).all(|(a, b)| {
+                a.len() == b.len()
+                    && a.iter().zip(b).all(|(x, y)| x.0 == y.0 && x.1.to_bits() == y.1.to_bits())
+            })
+        };
+        let k = s.config.synonym_top_k;
+        let v = s.entity_vectors.as_slice();
+        // Which end lists the other, per pair (for storage 2).
+        let listed =
+            |a: u32, b: u32| s.neighbours.get(a as usize).is_some_and(|l| l.iter().any(|&(o, _)| o == b));
+        let mut dirs: Vec<Vec<u8>> = Vec::new();
+        let mode = if usable && same(lists_from_pairs(&pairs, None, v, dim, k)) {
+            0
+        } else if usable && {
+            dirs = pairs
                 .iter()
-                .zip(&s.neighbours)
-                .all(|(a, b)| {
-                    a.len() == b.len()
-                        && a.iter().zip(b).all(|(x, y)| x.0 == y.0 && x.1.to_bits() == y.1.to_bits())
-                });
+                .enumerate()
+                .map(|(a, ps)| {
+                    ps.iter()
+                        .map(|&b| match (listed(a as u32, b), listed(b, a as u32)) {
+                            (true, false) => 1,
+                            (false, true) => 2,
+                            _ => 0,
+                        })
+                        .collect()
+                })
+                .collect();
+            same(lists_from_pairs(&pairs, Some(&dirs), v, dim, k))
+        } {
+            2
+        } else {
+            1
+        };
         let (mut counts, mut syn) = (Writer::default(), Writer::default());
-        if derivable {
-            w.u8(0);
+        if mode == 0 || mode == 2 {
+            w.u8(mode);
             for (a, partners) in pairs.iter().enumerate() {
                 counts.vlen(partners.len())?;
                 let mut prev = a as i64;
                 for &b in partners {
                     syn.vlen((i64::from(b) - prev - 1) as usize)?;
                     prev = i64::from(b);
+                }
+            }
+            for d in dirs.iter().flatten() {
+                counts.u8(*d);
+            }
+        } else if s.entity_vectors.len() == ne && dim > 0 && s.neighbours.len() == ne && {
+            let row = |e: u32| &s.entity_vectors.as_slice()[e as usize * dim..(e as usize + 1) * dim];
+            s.neighbours.iter().enumerate().all(|(e, list)| {
+                list.iter()
+                    .all(|&(o, c)| (o as usize) < ne && dot(row(e as u32), row(o)).to_bits() == c.to_bits())
+            })
+        } {
+            // Lists that are neither (not sorted best first, say) but whose cosines are the
+            // dot products: the lists, cosines derived.
+            w.u8(3);
+            for (e, list) in s.neighbours.iter().enumerate() {
+                counts.vlen(list.len())?;
+                let mut prev = e as i64;
+                for &(o, _) in list {
+                    syn.zigzag(i64::from(o) - prev)?;
+                    prev = i64::from(o);
                 }
             }
         } else {
@@ -492,8 +561,9 @@ impl Graph {
         }
 
         let mut pairs: Vec<Vec<u32>> = Vec::new();
+        let mut dirs: Vec<Vec<u8>> = Vec::new();
         match synonym_mode {
-            0 => {
+            0 | 2 => {
                 pairs.reserve(ne);
                 for a in 0..ne {
                     let n = syn_counts.varint()? as usize;
@@ -511,6 +581,17 @@ impl Graph {
                         prev = b;
                     }
                     pairs.push(list);
+                }
+                if synonym_mode == 2 {
+                    for list in &pairs {
+                        let d = (0..list.len())
+                            .map(|_| match syn_counts.u8()? {
+                                c @ 0..=2 => Ok(c),
+                                c => Err(syn_counts.corrupt(format!("synonym direction {c}"))),
+                            })
+                            .collect::<Result<Vec<u8>>>()?;
+                        dirs.push(d);
+                    }
                 }
             }
             1 => {
@@ -532,24 +613,51 @@ impl Graph {
                     s.neighbours.push(list);
                 }
             }
+            3 => {
+                for e in 0..ne {
+                    let n = syn_counts.varint()? as usize;
+                    if n > syn.remaining() {
+                        return Err(syn.corrupt(format!("{n} synonyms of entity {e} exceed the bytes left")));
+                    }
+                    let mut list = Vec::with_capacity(n);
+                    let mut prev = e as i64;
+                    for _ in 0..n {
+                        let o = prev + syn.zigzag()?;
+                        if o < 0 || o as usize >= ne {
+                            return Err(syn.corrupt(format!("entity {o} is outside the {ne} entities")));
+                        }
+                        list.push(o as u32);
+                        prev = o;
+                    }
+                    pairs.push(list);
+                }
+            }
             m => return Err(r.corrupt(format!("unknown synonym storage {m}"))),
         }
         syn_counts.finish()?;
         syn.finish()?;
-        if synonym_mode == 0 {
+        if synonym_mode != 1 {
             s.neighbours = vec![Vec::new(); ne];
         }
         s.linked = ne;
         index_maps(&mut s, passages).map_err(|m| r.corrupt(m))?;
         let mut builder = GraphBuilder::from_store(s);
         builder.embed(embedder, progress)?;
-        if synonym_mode == 0 {
-            let st = &mut builder.store;
-            let dim = st.entity_vectors.dim();
-            if st.entity_vectors.len() == ne {
-                st.neighbours =
-                    lists_from_pairs(&pairs, st.entity_vectors.as_slice(), dim, st.config.synonym_top_k);
-            }
+        let st = &mut builder.store;
+        let dim = st.entity_vectors.dim();
+        if synonym_mode != 1 && st.entity_vectors.len() == ne {
+            let v = st.entity_vectors.as_slice();
+            st.neighbours = if synonym_mode == 0 || synonym_mode == 2 {
+                let dirs = (synonym_mode == 2).then_some(&dirs[..]);
+                lists_from_pairs(&pairs, dirs, v, dim, st.config.synonym_top_k)
+            } else {
+                let row = |e: u32| &v[e as usize * dim..(e as usize + 1) * dim];
+                pairs
+                    .iter()
+                    .enumerate()
+                    .map(|(e, list)| list.iter().map(|&o| (o, dot(row(e as u32), row(o)))).collect())
+                    .collect()
+            };
         }
         builder.finish()
     }
@@ -703,6 +811,46 @@ mod tests {
         let odd = Graph { store: s, csr, fact_quant: Default::default(), entity_quant: Default::default() };
         let (loaded, mode) = round_trip(&odd, &passages, &e);
         assert_eq!(mode, 1);
+        loaded.same_tables(&odd).unwrap();
+        assert!(loaded.same_tables(&g).is_err());
+    }
+
+    #[test]
+    fn unsorted_synonym_lists_with_dot_product_cosines_are_stored_without_their_cosines() {
+        // Lists out of order (one swapped pair) whose cosines are the dot products: the lists
+        // are stored, the cosines derived.
+        let (g, passages, e) = sample();
+        let mut s = g.store.clone();
+        let e0 = s.neighbours.iter().position(|l| l.len() >= 2 && l[0].1 != l[1].1).unwrap();
+        s.neighbours[e0].swap(0, 1);
+        let csr = super::super::csr::build(&s).unwrap();
+        let odd = Graph { store: s, csr, fact_quant: Default::default(), entity_quant: Default::default() };
+        let (loaded, mode) = round_trip(&odd, &passages, &e);
+        assert_eq!(mode, 3);
+        loaded.same_tables(&odd).unwrap();
+        assert!(loaded.same_tables(&g).is_err());
+    }
+
+    #[test]
+    fn synonym_lists_short_of_their_top_k_are_stored_as_pairs_with_directions() {
+        // An approximate synonym search may miss a neighbour: one entity's list loses an entry
+        // that the other end still lists, so the lists are no longer the top-k of their pairs;
+        // the pairs and which end lists each give them back.
+        let (g, passages, e) = sample();
+        let mut s = g.store.clone();
+        let (a, j) = (0..s.neighbours.len())
+            .find_map(|a| {
+                let l = &s.neighbours[a];
+                l.iter()
+                    .position(|&(b, _)| s.neighbours[b as usize].iter().any(|&(o, _)| o as usize == a))
+                    .map(|j| (a, j))
+            })
+            .unwrap();
+        s.neighbours[a].remove(j);
+        let csr = super::super::csr::build(&s).unwrap();
+        let odd = Graph { store: s, csr, fact_quant: Default::default(), entity_quant: Default::default() };
+        let (loaded, mode) = round_trip(&odd, &passages, &e);
+        assert_eq!(mode, 2);
         loaded.same_tables(&odd).unwrap();
         assert!(loaded.same_tables(&g).is_err());
     }
