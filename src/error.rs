@@ -88,6 +88,15 @@ pub enum Error {
         /// The newest version this build reads.
         supported: u32,
     },
+    /// An index file of an older format version that this build no longer reads (written by an
+    /// older Cairn): building the index again with this version makes a file it reads.
+    #[error("the index file has format version {found}, written by an older Cairn; this Cairn reads version {oldest} and newer: rebuild the index (cairn index …) with this version")]
+    IndexOutdated {
+        /// The version in the file.
+        found: u32,
+        /// The oldest version this build reads.
+        oldest: u32,
+    },
     /// An index file that ends early (an interrupted download or copy).
     #[error("the index file is truncated: {what} needs {needed} bytes, the file has {have}")]
     IndexTruncated {

@@ -1,9 +1,13 @@
 //! The index file: an [`crate::index::Index`] as bytes, to save, load, ship with a static site and
 //! share. Written by [`crate::index::Index::to_bytes`], read by [`crate::index::Index::from_bytes`].
 //!
-//! **Layout, versions 1 and 2** (2 adds the `cage-z` section; a file without it is written as
-//! version 1, byte for byte as before). Little-endian throughout; every length is explicit; nothing comes from
-//! a serde-derived binary layout that could change silently.
+//! **Layout, version 3** (versions 1 and 2 wrote the corpus and the graph as fixed-width lists and
+//! the graph with every derived list; this build refuses them with [`Error::IndexOutdated`], which
+//! asks to rebuild the file). Little-endian throughout; every length is explicit; nothing comes
+//! from a serde-derived binary layout that could change silently. Inside the corpus and graph
+//! sections, values of one kind are kept together in streams of varints,
+//! which gzip compresses far better than interleaved fixed-width records
+//! (`docs/method/index-size.md` has the sizes).
 //!
 //! ```text
 //! offset  size        field
@@ -17,19 +21,21 @@
 //! ```
 //!
 //! Sections (kinds in [`SectionKind`]): `config` (the [`crate::index::IndexConfig`] as JSON: small,
-//! readable, and serde_json writes struct fields in declaration order), `corpus` (passages),
+//! readable, and serde_json writes struct fields in declaration order), `corpus` (passages, as
+//! columns: lengths, ids, titles, texts),
 //! one `dense` per embedder slot with passage vectors (`f32`, exactly as held, so a loaded index
 //! ranks exactly as the saved one; for the static embedder only their checksum, see
 //! [`SectionKind::Dense`]), and, once built, `graph` (the knowledge graph's node, entity,
-//! passage and fact tables and synonym lists: [`crate::graph::Graph::write_to`]) and
+//! passage and fact tables and synonym pairs, without the lists that follow from others:
+//! [`crate::graph::Graph::write_to`]) and
 //! `graph-report` (its build report as JSON, timings dropped).
 //!
 //! **Not stored, rebuilt on load** (each a pure function of what is stored, so results are
-//! identical): BM25 (the corpus is re-tokenised; measured in the closing notes), the static
-//! embedder's passage vectors (checked against a stored CRC32), the graph's
-//! entity and fact vectors (re-embedded with the static embedder, checked against a stored
-//! fingerprint) and its CSR. This keeps the file near the size of the text plus the passage
-//! vectors.
+//! identical): BM25 (the corpus is re-tokenised), the static embedder's passage vectors (checked
+//! against a stored CRC32), the graph's entity and fact vectors (re-embedded with the static
+//! embedder, checked against a stored fingerprint), its derived tables, synonym cosines and CSR.
+//! On 2wiki-corpus-6k with its graph the gzipped file is 1.81× the gzipped text of the corpus
+//! (`docs/method/index-size.md`).
 //!
 //! **Deterministic**: the same corpus and configuration give the same bytes (no hash-map
 //! iteration order, no timestamps, no build timings).
@@ -45,13 +51,14 @@ use crate::error::{Error, Result};
 /// The 8 magic bytes that open every index file.
 pub const MAGIC: [u8; 8] = *b"CAIRNIDX";
 
-/// The format version this build writes and the newest it reads.
-pub const FORMAT_VERSION: u32 = 2;
+/// The format version this build writes and the newest it reads. Version 3 stores the corpus
+/// and the knowledge graph as streams of varints (the graph without the lists that follow from
+/// others, see [`crate::graph`]'s persistence); versions 1 and 2 (fixed-width lists) are no
+/// longer read: [`Error::IndexOutdated`] asks to rebuild such a file.
+pub const FORMAT_VERSION: u32 = 3;
 
-/// The version written for a file without CAGE graph embeddings (its bytes are those of a
-/// version-1 file, so such files stay readable by older builds); a file with them is version 2
-/// ([`SectionKind::CageZ`]), which an older build rejects as a newer version.
-pub const FORMAT_VERSION_WITHOUT_CAGE: u32 = 1;
+/// The oldest format version this build reads.
+pub const OLDEST_FORMAT_VERSION: u32 = 3;
 
 /// Bytes before the section table: magic, version, section count.
 const HEADER_LEN: usize = 16;
@@ -64,7 +71,8 @@ const ENTRY_LEN: usize = 24;
 pub enum SectionKind {
     /// [`crate::index::IndexConfig`] as UTF-8 JSON.
     Config = 1,
-    /// The passages: count (u32), then per passage id, title, text (each u32 length + UTF-8).
+    /// The passages: count (varint), then four streams: the byte lengths of every id, then of
+    /// every title, then of every text (varints); the ids, the titles and the texts (UTF-8).
     Corpus = 2,
     /// One embedder slot's passage vectors: slot (u8: 0 static, 1 MiniLM), storage (u8),
     /// dimension (u32), rows (u32), the embedder's fingerprint (u32, [`fingerprint`]), then
@@ -76,7 +84,7 @@ pub enum SectionKind {
     Graph = 4,
     /// The graph's build report as UTF-8 JSON (timings `null`).
     GraphReport = 5,
-    /// CAGE's per-passage graph embeddings `Z` (format version 2; [`crate::cage::store`]):
+    /// CAGE's per-passage graph embeddings `Z` ([`crate::cage::store`]):
     /// encoder fingerprint (u32), β (f32), merged channels (u8), dimension (u32), rows (u32),
     /// then per row a presence byte (0/1), then per row its scale (f32), then rows × dimension
     /// int8 codes (`z ≈ code · scale`). 128 + 5 bytes per passage.
@@ -160,11 +168,47 @@ impl Writer {
         self.buf.extend_from_slice(s.as_bytes());
         Ok(())
     }
-    pub(crate) fn u32s(&mut self, v: &[u32]) -> Result<()> {
-        self.len(v.len())?;
-        for &x in v {
-            self.u32(x);
+    /// An unsigned LEB128 varint: 7 bits a byte, low bits first, at most 5 bytes for a `u32`.
+    pub(crate) fn varint(&mut self, mut v: u32) {
+        while v >= 0x80 {
+            self.buf.push((v as u8) | 0x80);
+            v >>= 7;
         }
+        self.buf.push(v as u8);
+    }
+    /// A signed difference as a zigzag varint (0, -1, 1, -2, … → 0, 1, 2, 3, …).
+    ///
+    /// # Errors
+    /// [`Error::Config`] when `v` does not fit 32 bits zigzagged.
+    pub(crate) fn zigzag(&mut self, v: i64) -> Result<()> {
+        let z = if v >= 0 { (v as u64) << 1 } else { ((-(v + 1)) as u64) << 1 | 1 };
+        let z = u32::try_from(z).map_err(|_| {
+            Error::Config(format!("a difference of {v} does not fit the index file's varints"))
+        })?;
+        self.varint(z);
+        Ok(())
+    }
+    /// A length or count as a varint.
+    ///
+    /// # Errors
+    /// [`Error::Config`] past `u32::MAX`.
+    pub(crate) fn vlen(&mut self, n: usize) -> Result<()> {
+        let n = u32::try_from(n)
+            .map_err(|_| Error::Config(format!("{n} items do not fit the index file's 32-bit lengths")))?;
+        self.varint(n);
+        Ok(())
+    }
+    /// A string as a varint length and its UTF-8 bytes.
+    pub(crate) fn vstr(&mut self, s: &str) -> Result<()> {
+        self.vlen(s.len())?;
+        self.buf.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+    /// A stream: another writer's bytes after their varint length. A section made of streams
+    /// keeps values of one kind together, which compresses better (gzip sees like next to like).
+    pub(crate) fn stream(&mut self, s: Writer) -> Result<()> {
+        self.vlen(s.buf.len())?;
+        self.buf.extend_from_slice(&s.buf);
         Ok(())
     }
 }
@@ -193,7 +237,7 @@ impl<'a> Reader<'a> {
         ))
     }
 
-    fn remaining(&self) -> usize {
+    pub(crate) fn remaining(&self) -> usize {
         self.bytes.len() - self.pos
     }
 
@@ -231,9 +275,45 @@ impl<'a> Reader<'a> {
         let b = self.take(n)?;
         String::from_utf8(b.to_vec()).map_err(|_| self.corrupt("a string is not UTF-8"))
     }
-    pub(crate) fn u32s(&mut self) -> Result<Vec<u32>> {
-        let n = self.count(4)?;
-        (0..n).map(|_| self.u32()).collect()
+    /// An unsigned LEB128 varint ([`Writer::varint`]); more than 5 bytes or a value past
+    /// `u32::MAX` is corrupt.
+    pub(crate) fn varint(&mut self) -> Result<u32> {
+        let mut v: u64 = 0;
+        for i in 0..5 {
+            let b = self.u8()?;
+            v |= u64::from(b & 0x7F) << (7 * i);
+            if b & 0x80 == 0 {
+                return u32::try_from(v).map_err(|_| self.corrupt("a varint exceeds 32 bits"));
+            }
+        }
+        Err(self.corrupt("a varint runs past 5 bytes"))
+    }
+    /// A zigzag varint ([`Writer::zigzag`]).
+    pub(crate) fn zigzag(&mut self) -> Result<i64> {
+        let z = i64::from(self.varint()?);
+        Ok(if z & 1 == 0 { z >> 1 } else { -(z >> 1) - 1 })
+    }
+    /// A varint count of items of at least `min_item_bytes` each, checked against the bytes
+    /// left (so no allocation exceeds the input).
+    pub(crate) fn vcount(&mut self, min_item_bytes: usize) -> Result<usize> {
+        let n = self.varint()? as usize;
+        if n.saturating_mul(min_item_bytes.max(1)) > self.remaining() {
+            return Err(
+                self.corrupt(format!("a count of {n} items exceeds the {} bytes left", self.remaining()))
+            );
+        }
+        Ok(n)
+    }
+    /// A string written by [`Writer::vstr`].
+    pub(crate) fn vstr(&mut self) -> Result<String> {
+        let n = self.vcount(1)?;
+        let b = self.take(n)?;
+        String::from_utf8(b.to_vec()).map_err(|_| self.corrupt("a string is not UTF-8"))
+    }
+    /// A stream written by [`Writer::stream`], as a reader of its own named `name` in messages.
+    pub(crate) fn stream(&mut self, name: &'static str) -> Result<Reader<'a>> {
+        let n = self.vcount(1)?;
+        Ok(Reader::new(self.take(n)?, name))
     }
     /// Fails unless every byte was read.
     pub(crate) fn finish(&self) -> Result<()> {
@@ -254,12 +334,7 @@ pub(crate) fn assemble(sections: &[(SectionKind, Vec<u8>)]) -> Result<Vec<u8>> {
     let total = table_end + 4 + sections.iter().map(|(_, b)| b.len()).sum::<usize>();
     let mut out = Vec::with_capacity(total);
     out.extend_from_slice(&MAGIC);
-    let version = if sections.iter().any(|(k, _)| *k == SectionKind::CageZ) {
-        FORMAT_VERSION
-    } else {
-        FORMAT_VERSION_WITHOUT_CAGE
-    };
-    out.extend_from_slice(&version.to_le_bytes());
+    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
     let mut w = Writer::default();
     w.len(n)?;
     out.extend_from_slice(&w.buf);
@@ -283,7 +358,7 @@ pub(crate) fn assemble(sections: &[(SectionKind, Vec<u8>)]) -> Result<Vec<u8>> {
 ///
 /// # Errors
 /// [`Error::NotAnIndex`] without the magic bytes; [`Error::IndexVersion`] for a newer (or zero)
-/// version; [`Error::IndexTruncated`] when the file ends before its table or a section;
+/// version; [`Error::IndexOutdated`] for a version older than [`OLDEST_FORMAT_VERSION`]; [`Error::IndexTruncated`] when the file ends before its table or a section;
 /// [`Error::IndexCorrupt`] when the table's or a section's CRC32 does not match, a section's kind
 /// is unknown, sections overlap or bytes follow the last one.
 pub(crate) fn split(bytes: &[u8]) -> Result<Vec<(SectionKind, &[u8])>> {
@@ -301,6 +376,9 @@ pub(crate) fn split(bytes: &[u8]) -> Result<Vec<(SectionKind, &[u8])>> {
     let version = word(8);
     if version == 0 || version > FORMAT_VERSION {
         return Err(Error::IndexVersion { found: version, supported: FORMAT_VERSION });
+    }
+    if version < OLDEST_FORMAT_VERSION {
+        return Err(Error::IndexOutdated { found: version, oldest: OLDEST_FORMAT_VERSION });
     }
     let n = word(12) as usize;
     let table_end = n.checked_mul(ENTRY_LEN).and_then(|t| t.checked_add(HEADER_LEN + 4));
@@ -348,9 +426,6 @@ pub(crate) fn split(bytes: &[u8]) -> Result<Vec<(SectionKind, &[u8])>> {
                 "section {}'s checksum does not match (stored {crc:08x}, computed {computed:08x})",
                 kind.name()
             )));
-        }
-        if kind == SectionKind::CageZ && version < 2 {
-            return Err(Error::IndexCorrupt("a version-1 file holds a cage-z section".into()));
         }
         out.push((kind, body));
         expected_offset = end;

@@ -48,6 +48,8 @@ fn round_trip_ranks_identically_for_every_method() {
     assert_eq!(loaded.graph().unwrap().entity_vectors(), index.graph().unwrap().entity_vectors());
     assert_eq!(loaded.graph().unwrap().fact_vectors(), index.graph().unwrap().fact_vectors());
     assert_eq!(loaded.knowledge_graph().unwrap().hubs(), index.knowledge_graph().unwrap().hubs());
+    // Every table of the graph, derived ones included, as built.
+    loaded.graph().unwrap().same_tables(index.graph().unwrap()).unwrap();
     let mut compared = 0;
     for m in Method::ALL {
         if !index.supports(m) {
@@ -164,21 +166,45 @@ fn future_version_is_rejected_with_its_version() {
     let mut bytes = index.to_bytes().unwrap();
     bytes[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
     let err = load(&bytes, &e).unwrap_err();
-    assert!(matches!(err, Error::IndexVersion { found: 3, supported: 2 }), "{err}");
+    assert!(matches!(err, Error::IndexVersion { found: 4, supported: 3 }), "{err}");
     assert_eq!(
         err.to_string(),
-        "the index file has format version 3; this Cairn reads version 2 and older: update Cairn or rebuild the index"
+        "the index file has format version 4; this Cairn reads version 3 and older: update Cairn or rebuild the index"
     );
 }
 
-/// A file without CAGE graph embeddings is written as version 1 (its bytes unchanged); with
-/// them, version 2 with a `cage-z` section that loads back row for row and ranks the CAGE
+/// Files of versions 1 and 2 (fixed-width lists, written before the varint layout) are refused
+/// before any section is parsed, with a message that says to rebuild them.
+#[test]
+fn older_versions_are_refused_with_a_request_to_rebuild() {
+    let (index, e, _) = sample();
+    let bytes = index.to_bytes().unwrap();
+    assert_eq!(&bytes[8..12], &3u32.to_le_bytes());
+    let n = u32::from_le_bytes([bytes[12], bytes[13], bytes[14], bytes[15]]) as usize;
+    for old in [1u32, 2] {
+        let mut b = bytes.clone();
+        b[8..12].copy_from_slice(&old.to_le_bytes());
+        // A genuine old file has a valid header checksum: recompute it.
+        let crc = crc32fast::hash(&b[..16 + 24 * n]);
+        b[16 + 24 * n..16 + 24 * n + 4].copy_from_slice(&crc.to_le_bytes());
+        let err = load(&b, &e).unwrap_err();
+        assert!(matches!(err, Error::IndexOutdated { found, oldest: 3 } if found == old), "{err}");
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "the index file has format version {old}, written by an older Cairn; this Cairn reads version 3 and newer: rebuild the index (cairn index …) with this version"
+            )
+        );
+    }
+}
+
+/// CAGE graph embeddings are a `cage-z` section that loads back row for row and ranks the CAGE
 /// methods identically with no encoder attached (no R-GCN at query time).
 #[test]
-fn cage_embeddings_round_trip_in_version_2() {
+fn cage_embeddings_round_trip() {
     let (mut index, e, questions) = sample();
     let v1 = index.to_bytes().unwrap();
-    assert_eq!(&v1[8..12], &1u32.to_le_bytes());
+    assert_eq!(&v1[8..12], &3u32.to_le_bytes());
     let n = index.corpus().len();
     let dim = 8;
     // Deterministic, varied rows: z[i][j] = sin(i·7 + j) · (1 + i mod 3).
@@ -192,9 +218,13 @@ fn cage_embeddings_round_trip_in_version_2() {
     assert_eq!(index.cage_missing(key), (n / 2..n).collect::<Vec<_>>());
     let rest: Vec<usize> = (n / 2..n).collect();
     index.store_cage_z(key, &rest, &z[n / 2 * dim..], dim).unwrap();
-    assert!(index.supports(Method::Cage) && index.supports(Method::Bm25Cage) && index.supports(Method::CatragCage));
+    assert!(
+        index.supports(Method::Cage)
+            && index.supports(Method::Bm25Cage)
+            && index.supports(Method::CatragCage)
+    );
     let bytes = index.to_bytes().unwrap();
-    assert_eq!(&bytes[8..12], &2u32.to_le_bytes());
+    assert_eq!(&bytes[8..12], &3u32.to_le_bytes());
     assert_eq!(bytes.len(), v1.len() + 24 + 17 + n * (dim + 5));
     let loaded = load(&bytes, &e).unwrap();
     assert_eq!(loaded.cage_embeddings(), index.cage_embeddings());
@@ -212,13 +242,6 @@ fn cage_embeddings_round_trip_in_version_2() {
             assert_eq!(index.search(q, 10, m).unwrap(), loaded.search(q, 10, m).unwrap(), "{m} on {q:?}");
         }
     }
-    // An old reader's view: the version-2 bytes with the version field set to 1 are refused.
-    let mut old = bytes.clone();
-    old[8..12].copy_from_slice(&1u32.to_le_bytes());
-    let crc = crc32fast::hash(&old[..16 + 24 * 6]);
-    old[16 + 24 * 6..16 + 24 * 6 + 4].copy_from_slice(&crc.to_le_bytes());
-    let err = load(&old, &e).unwrap_err();
-    assert!(err.to_string().contains("version-1 file holds a cage-z section"), "{err}");
 }
 
 #[test]
@@ -236,19 +259,27 @@ fn foreign_file_and_wrong_embedder_are_rejected() {
 
 #[test]
 fn corrupt_body_with_valid_checksums_is_an_error_not_a_panic() {
-    // A forged graph section (checksums recomputed) with an entity id past the end.
+    // A forged graph section (checksums recomputed) that claims one entity fewer than its
+    // streams hold.
     let (index, e, _) = sample();
     let bytes = index.to_bytes().unwrap();
     let sections = super::format::split(&bytes).unwrap();
     let mut owned: Vec<(super::format::SectionKind, Vec<u8>)> =
         sections.iter().map(|(k, b)| (*k, b.to_vec())).collect();
     let g = owned.iter_mut().find(|(k, _)| *k == super::format::SectionKind::Graph).unwrap();
-    // Byte 1 + 20 (config) + 4 (node count) + 1 (first node's kind): its ordinal.
-    g.1[26..30].copy_from_slice(&u32::MAX.to_le_bytes());
+    // Byte 0 is the slot, then the configuration (u32 length + JSON), then the entity count, a
+    // varint of two bytes for this sample's 1,000 or so entities.
+    let json_len = u32::from_le_bytes([g.1[1], g.1[2], g.1[3], g.1[4]]) as usize;
+    let at = 5 + json_len;
+    let ne = u32::from(g.1[at] & 0x7F) | u32::from(g.1[at + 1]) << 7;
+    assert!(g.1[at] & 0x80 != 0 && g.1[at + 1] & 0x80 == 0 && ne > 128, "{ne}");
+    let fewer = ne - 1;
+    g.1[at] = (fewer & 0x7F) as u8 | 0x80;
+    g.1[at + 1] = (fewer >> 7) as u8;
     let forged = super::format::assemble(&owned).unwrap();
     let err = load(&forged, &e).unwrap_err();
     assert!(matches!(err, Error::IndexCorrupt(_)), "{err}");
-    assert!(err.to_string().contains("section graph"), "{err}");
+    assert!(err.to_string().contains("section graph (node kinds)"), "{err}");
 }
 
 #[test]
