@@ -73,7 +73,7 @@ pub fn graph_figures(
     let plain = CsrGraph::new_symmetric(offsets, targets, weights)?;
     let csr_check_ms = clock() - t;
     let t = clock();
-    std::hint::black_box(StaticOut::new(&plain));
+    let layout_arcs = std::hint::black_box(StaticOut::new(&plain)).layout_arc_count();
     let static_out_ms = clock() - t;
     // The graph's own view (checked and summed once): what a search runs on.
     let csr = graph.ppr_graph()?;
@@ -228,6 +228,7 @@ pub fn graph_figures(
             "csr_check_ms": csr_check_ms,
             "static_out_ms": static_out_ms,
             "static_out_without_layout_ms": static_out_without_layout_ms,
+            "sweep_layout_arcs": layout_arcs,
             "fallbacks": fallbacks,
         },
         "ppr": ppr,

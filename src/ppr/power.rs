@@ -69,11 +69,11 @@ pub(super) fn solve(
 
     ws.scores.clear();
     ws.scores.extend_from_slice(&ws.teleport);
-    ws.next.clear();
+    // Every sweep writes all of `next` and `next_mass` before reading them: only the length
+    // matters.
     ws.next.resize(n, 0.0);
     ws.mass.clear();
     ws.mass.extend(ws.scores.iter().zip(&ws.inv_out).map(|(&p, &inv)| d * p * inv));
-    ws.next_mass.clear();
     ws.next_mass.resize(n, 0.0);
 
     let mut iterations = 0;
