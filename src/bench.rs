@@ -5,8 +5,9 @@
 //!
 //! For every benchmark query the graph search runs once; its teleport vector and arc overlay
 //! (what CatRAG hands to PPR) are kept, and PPR is then re-run on them with one reused solver:
-//! `configured` (the index's PPR configuration: power iteration with the ranking rule, gathering
-//! on the symmetric graph), `rank_top_5` / `rank_top_10` (the ranking rule on fewer passages),
+//! `configured` (the index's PPR configuration: power iteration with the ranking and stability
+//! rules, gathering on the symmetric graph's sweep layout), `configured_stored_order` (the same
+//! without the layout: gathering in the stored node order), `rank_top_5` / `rank_top_10` (the ranking rule on fewer passages),
 //! `l1_rule_only` (`rank_top_k = 0`), `l1_rule_scatter` (the L1 rule with scattering sweeps: the
 //! solver as it was before the ranking rule and gathering) and `exact` (power iteration to an L1
 //! change below 1e-13, error bound 1e-13 at d = 0.5, at most 400 sweeps). The top 5 / 10 / 20
@@ -72,12 +73,18 @@ pub fn graph_figures(
     let plain = CsrGraph::new_symmetric(offsets, targets, weights)?;
     let csr_check_ms = clock() - t;
     let t = clock();
-    std::hint::black_box(StaticOut::new(&plain));
+    let layout_arcs = std::hint::black_box(StaticOut::new(&plain)).layout_arc_count();
     let static_out_ms = clock() - t;
     // The graph's own view (checked and summed once): what a search runs on.
     let csr = graph.ppr_graph()?;
     // The same arcs without the symmetry: power iteration scatters, as it did before gathering.
     let scatter = CsrGraph::new(offsets, targets, weights)?;
+    // The stored out-weights without the sweep layout (computed on the view that is not declared
+    // symmetric): gathering sweeps in the stored node order, as before the layout.
+    let t = clock();
+    let no_layout = StaticOut::new(&scatter);
+    let static_out_without_layout_ms = clock() - t;
+    let stored_order = plain.with_static(&no_layout)?;
     let passages = graph.passage_nodes();
     let config = index.config().catrag.ppr;
 
@@ -119,8 +126,9 @@ pub fn graph_figures(
     let top = |k: u32| PprConfig { rank_top_k: k, rank_stable_sweeps: 0, ..config };
     let none: &[u32] = &[];
     let stable = |k: u32, s: u32| PprConfig { rank_top_k: k, rank_stable_sweeps: s, ..config };
-    let variants: [(&str, &CsrGraph<'_>, PprConfig, &[u32]); 10] = [
+    let variants: [(&str, &CsrGraph<'_>, PprConfig, &[u32]); 11] = [
         ("configured", &csr, config, passages),
+        ("configured_stored_order", &stored_order, config, passages),
         ("rank_top_5", &csr, top(5), passages),
         ("rank_top_10", &csr, top(10), passages),
         ("stable_top_10_2", &csr, stable(10, 2), passages),
@@ -219,6 +227,8 @@ pub fn graph_figures(
             "fact_cosines_f32_scan_ms": summary(cosine_f32_ms),
             "csr_check_ms": csr_check_ms,
             "static_out_ms": static_out_ms,
+            "static_out_without_layout_ms": static_out_without_layout_ms,
+            "sweep_layout_arcs": layout_arcs,
             "fallbacks": fallbacks,
         },
         "ppr": ppr,

@@ -33,6 +33,7 @@
 //! [`PprSolver`] keeps its buffers between queries: a query allocates nothing once the buffers
 //! have grown to the graph's size, and no sweep or push allocates.
 
+mod layout;
 mod power;
 mod push;
 
@@ -76,10 +77,17 @@ pub struct StaticOut {
     /// `1 / out_weight`, 0 for dangling nodes.
     inv_out: Vec<f64>,
     dangling: Vec<u32>,
+    /// Symmetric graphs: the nodes renumbered for locality and the arcs padded for the
+    /// gathering sweep (`src/ppr/layout.rs`); `None` for other graphs.
+    layout: Option<layout::SweepLayout>,
 }
 
 impl StaticOut {
-    /// The out-weights and dangling nodes of `graph`'s stored weights.
+    /// The out-weights and dangling nodes of `graph`'s stored weights, and for a symmetric graph
+    /// ([`CsrGraph::new_symmetric`]) the sweep layout: its nodes renumbered by reverse
+    /// Cuthill–McKee inside power iteration only (stored ids everywhere else), its arcs as
+    /// `(target, weight)` pairs padded to a multiple of 4 per row. Memory: 8 bytes per padded
+    /// arc and 12 per node.
     pub fn new(graph: &CsrGraph<'_>) -> Self {
         let (offsets, weights) = (graph.offsets, graph.weights);
         let n = graph.node_count();
@@ -94,12 +102,20 @@ impl StaticOut {
             out_weight.push(sum);
         }
         let inv_out = out_weight.iter().map(|&s| if s > 0.0 { 1.0 / s } else { 0.0 }).collect();
-        StaticOut { out_weight, inv_out, dangling }
+        let layout =
+            if graph.symmetric { layout::SweepLayout::new(offsets, graph.targets, weights) } else { None };
+        StaticOut { out_weight, inv_out, dangling, layout }
     }
 
     /// Number of nodes it was computed for.
     pub fn node_count(&self) -> usize {
         self.out_weight.len()
+    }
+
+    /// Arcs of the sweep layout, padding included (`None` without a layout: a graph not
+    /// declared symmetric). Its memory is 8 bytes per arc plus 12 per node.
+    pub fn layout_arc_count(&self) -> Option<usize> {
+        self.layout.as_ref().map(|l| l.arcs.len())
     }
 }
 
@@ -493,11 +509,15 @@ pub struct PprSolver {
     /// Power on a symmetric graph: the overlay as `(source, target, stored weight × (multiplier
     /// − 1))` per touched arc, added to the gathered sums each sweep.
     corrections: Vec<(u32, u32, f64)>,
-    /// Power, ranking rule: the ranked nodes' scores, `[ranked]`.
-    ranked_scores: Vec<f64>,
+    /// Power, ranking and stability rules: the best `rank_top_k + 1` ranked nodes of the
+    /// sweep, `(score, position in ranked)`, best first.
+    best: Vec<(f64, u32)>,
     /// Power, stability rule: the top `rank_top_k` of this sweep and of the one before.
     top_now: Vec<(f64, u32)>,
     top_before: Vec<(f64, u32)>,
+    /// Power on a sweep layout: the ranked nodes in its numbering, and a scratch vector, `[n]`.
+    ranked_local: Vec<u32>,
+    scratch: Vec<f64>,
 }
 
 impl PprSolver {
@@ -662,7 +682,6 @@ impl PprSolver {
         // Effective out-weights. Rows the overlay touches get their effective weights
         // materialised once (exact: f32 × f32 fits in f64); other rows read the stored weights.
         self.inv_out.clear();
-        self.inv_out.resize(n, 0.0);
         self.row_side.clear();
         self.row_side.resize(n, UNTOUCHED);
         self.row_weights.clear();
@@ -675,7 +694,6 @@ impl PprSolver {
         if let (Some(pre), false) = (graph.precomputed, need_degree) {
             // Stored out-weights from the graph's precomputation; only the rows the overlay
             // touches are summed here.
-            self.inv_out.clear();
             self.inv_out.extend_from_slice(&pre.inv_out);
             self.dangling.extend_from_slice(&pre.dangling);
             let mut cursor = 0;
@@ -692,6 +710,7 @@ impl PprSolver {
                 }
             }
         } else {
+            self.inv_out.resize(n, 0.0);
             self.prepare_rows(graph, need_degree)?;
         }
         self.prepare_corrections(graph);

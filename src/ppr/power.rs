@@ -31,6 +31,9 @@
 //! the L1 change; the overlay's few arcs are corrections added afterwards. Other graphs scatter
 //! along the arcs as before.
 
+#[cfg(target_arch = "x86_64")]
+use super::layout::SweepArc;
+use super::layout::{SweepLayout, LANES};
 use super::{CsrGraph, PprConfig, PprMethod, PprReport, PprSolver, UNTOUCHED};
 
 /// Rounding margin added to the L1 error bound before the ranking rule trusts a gap: far above
@@ -51,14 +54,26 @@ pub(super) fn solve(
     let (offsets, targets, weights) = (graph.offsets, graph.targets, graph.weights);
     let top_k = config.rank_top_k as usize;
     let rank_rule = top_k > 0 && ranked.len() >= 2 && d > 0.0;
+    // A symmetric graph with its sweep layout: every per-node vector below is in the layout's
+    // numbering until the scores are mapped back at the end.
+    let layout =
+        graph.precomputed.and_then(|p| p.layout.as_ref()).filter(|l| graph.symmetric && l.node_count() == n);
+    let mut ranked_local = std::mem::take(&mut ws.ranked_local);
+    let ranked: &[u32] = match layout {
+        Some(l) => {
+            into_layout(ws, l, ranked, &mut ranked_local);
+            &ranked_local
+        }
+        None => ranked,
+    };
 
     ws.scores.clear();
     ws.scores.extend_from_slice(&ws.teleport);
-    ws.next.clear();
+    // Every sweep writes all of `next` and `next_mass` before reading them: only the length
+    // matters.
     ws.next.resize(n, 0.0);
     ws.mass.clear();
     ws.mass.extend(ws.scores.iter().zip(&ws.inv_out).map(|(&p, &inv)| d * p * inv));
-    ws.next_mass.clear();
     ws.next_mass.resize(n, 0.0);
 
     let mut iterations = 0;
@@ -67,6 +82,7 @@ pub(super) fn solve(
     let stable_rule = top_k > 0 && !ranked.is_empty() && config.rank_stable_sweeps > 0;
     let mut stable = 0u32;
     let mut stopped_stable = false;
+
     ws.top_now.clear();
     ws.top_before.clear();
     while iterations < config.max_iterations {
@@ -74,7 +90,9 @@ pub(super) fn solve(
         // Teleport term, with the dangling nodes' mass returned along r.
         let dangling_mass: f64 = ws.dangling.iter().map(|&u| ws.scores[u as usize]).sum();
         let base = (1.0 - d) + d * dangling_mass;
-        change = if graph.symmetric {
+        change = if let Some(l) = layout {
+            layout_sweep(ws, l, base, d)
+        } else if graph.symmetric {
             gather_sweep(ws, offsets, targets, weights, base, d)
         } else {
             scatter_sweep(ws, offsets, targets, weights, base, d)
@@ -84,15 +102,22 @@ pub(super) fn solve(
         if change < config.tolerance {
             break;
         }
-        if rank_rule {
+        // One scan for both rules: the best `top_k + 1` ranked nodes, best first.
+        let all_finite = if rank_rule || stable_rule {
+            best_of(&ws.scores, ranked, top_k + 1, &mut ws.best)
+        } else {
+            false
+        };
+        if rank_rule && all_finite && ws.best.len() >= 2 {
             let bound = d / (1.0 - d) * change + ROUNDING_MARGIN;
-            if order_is_certain(&ws.scores, ranked, top_k, bound, &mut ws.ranked_scores) {
+            if ws.best.windows(2).all(|w| w[0].0 - w[1].0 > bound) {
                 certified = true;
                 break;
             }
         }
         if stable_rule {
-            top_of(&ws.scores, ranked, top_k, &mut ws.top_now);
+            ws.top_now.clear();
+            ws.top_now.extend(ws.best.iter().take(top_k).map(|&(_, i)| (0.0, i)));
             stable = if ws.top_now == ws.top_before { stable + 1 } else { 0 };
             std::mem::swap(&mut ws.top_now, &mut ws.top_before);
             if stable >= config.rank_stable_sweeps {
@@ -101,6 +126,17 @@ pub(super) fn solve(
             }
         }
     }
+
+    if let Some(l) = layout {
+        // Back to the stored numbering.
+        ws.scratch.clear();
+        ws.scratch.resize(n, 0.0);
+        for (&old, &x) in l.order.iter().zip(&ws.scores) {
+            ws.scratch[old as usize] = x;
+        }
+        std::mem::swap(&mut ws.scores, &mut ws.scratch);
+    }
+    ws.ranked_local = ranked_local;
 
     PprReport {
         method: PprMethod::Power,
@@ -114,9 +150,69 @@ pub(super) fn solve(
     }
 }
 
+/// Map a prepared workspace into `layout`'s numbering: the teleport and out-weight vectors are
+/// permuted, the dangling nodes, the overlay's corrections and `ranked` (into `ranked_local`)
+/// renamed. O(n + |ranked| + corrections).
+fn into_layout(ws: &mut PprSolver, layout: &SweepLayout, ranked: &[u32], ranked_local: &mut Vec<u32>) {
+    let permute = |v: &mut Vec<f64>, scratch: &mut Vec<f64>| {
+        scratch.clear();
+        scratch.extend(layout.order.iter().map(|&old| v[old as usize]));
+        std::mem::swap(v, scratch);
+    };
+    permute(&mut ws.teleport, &mut ws.scratch);
+    permute(&mut ws.inv_out, &mut ws.scratch);
+    let rank = &layout.rank;
+    for u in &mut ws.dangling {
+        *u = rank[*u as usize];
+    }
+    for (u, v, _) in &mut ws.corrections {
+        *u = rank[*u as usize];
+        *v = rank[*v as usize];
+    }
+    ranked_local.clear();
+    ranked_local.extend(ranked.iter().map(|&u| rank[u as usize]));
+}
+
+/// The best `keep` of `ranked` by `scores` as `(score, position in ranked)`, best first (ties:
+/// lower position first; a non-finite score counts as −∞), in one pass that keeps them sorted:
+/// the stability rule reads the first `rank_top_k` positions, the ranking rule the gaps between
+/// the `rank_top_k + 1` scores (when every score is finite). `top_of` and `order_is_certain`
+/// (by selection over all ranked nodes) are the tests' references. Returns whether every ranked
+/// score is finite. O(|ranked| + keep · insertions).
+pub(super) fn best_of(scores: &[f64], ranked: &[u32], keep: usize, out: &mut Vec<(f64, u32)>) -> bool {
+    out.clear();
+    if keep == 0 {
+        return ranked.iter().all(|&u| scores.get(u as usize).is_some_and(|x| x.is_finite()));
+    }
+    let mut all_finite = true;
+    for (i, &u) in ranked.iter().enumerate() {
+        let x = scores.get(u as usize).copied().unwrap_or(f64::NAN);
+        let x = if x.is_finite() {
+            x
+        } else {
+            all_finite = false;
+            f64::NEG_INFINITY
+        };
+        // Positions come in increasing order, so a tie with a kept entry never displaces it.
+        if out.len() == keep {
+            match out.last() {
+                Some(last) if x.total_cmp(&last.0).is_gt() => {
+                    out.pop();
+                }
+                _ => continue,
+            }
+        }
+        let at = out.partition_point(|e| e.0.total_cmp(&x).is_ge());
+        out.insert(at, (x, i as u32));
+    }
+    all_finite
+}
+
+/// The tests' reference for [`best_of`]'s first `top_k` positions.
+#[cfg(test)]
 /// The best `top_k` of `ranked` by `scores`, as positions in `ranked`, best first (ties: lower
 /// position first; a non-finite score ranks last). O(|ranked|).
-fn top_of(scores: &[f64], ranked: &[u32], top_k: usize, out: &mut Vec<(f64, u32)>) {
+pub(super) fn top_of(scores: &[f64], ranked: &[u32], top_k: usize, out: &mut Vec<(f64, u32)>) {
     out.clear();
     out.extend(ranked.iter().enumerate().map(|(i, &u)| {
         let x = scores.get(u as usize).copied().unwrap_or(f64::NEG_INFINITY);
@@ -199,6 +295,117 @@ fn gather_sweep(
     change
 }
 
+/// [`gather_sweep`] on a [`SweepLayout`] (every vector in its numbering): each row is a run of
+/// `(target, weight)` pairs padded to a multiple of [`LANES`], summed with [`LANES`]
+/// independent accumulators; the overlay's corrections as in [`gather_sweep`].
+fn layout_sweep(ws: &mut PprSolver, layout: &SweepLayout, base: f64, d: f64) -> f64 {
+    let (mass, next, next_mass) = (&ws.mass, &mut ws.next, &mut ws.next_mass);
+    let (offsets, arcs) = (&layout.offsets, &layout.arcs);
+    let n = layout.node_count();
+    if mass.len() != n || next.len() != n || next_mass.len() != n || offsets.len() != n + 1 {
+        // Not reachable: the solver sizes its buffers to the graph. Keeps `mass_at` in bounds.
+        return f64::INFINITY;
+    }
+    let mut change = 0.0f64;
+    #[cfg(target_arch = "x86_64")]
+    let vector = std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
+    #[cfg(not(target_arch = "x86_64"))]
+    let vector = false;
+    if vector {
+        #[cfg(target_arch = "x86_64")]
+        {
+            // SAFETY: AVX2 and FMA were detected; every arc's target is below n = mass.len()
+            // (the layout is built from checked arrays) and every row's length is a multiple
+            // of LANES (SweepLayout::new pads them).
+            change = unsafe {
+                layout_rows_avx2(
+                    mass,
+                    offsets,
+                    arcs,
+                    (next, next_mass),
+                    (&ws.scores, &ws.teleport, &ws.inv_out),
+                    base,
+                    d,
+                )
+            };
+        }
+    } else {
+        let rows = next
+            .iter_mut()
+            .zip(next_mass.iter_mut())
+            .zip(ws.scores.iter().zip(&ws.teleport))
+            .zip(&ws.inv_out);
+        for (v, (((x, m), (&p, &r)), &inv)) in rows.enumerate() {
+            let row = &arcs[offsets[v] as usize..offsets[v + 1] as usize];
+            let mut acc = [0.0f64; LANES];
+            for step in row.chunks_exact(LANES) {
+                for (a, arc) in acc.iter_mut().zip(step) {
+                    *a += mass_at(mass, arc.target) * f64::from(arc.weight);
+                }
+            }
+            let y = base * r + ((acc[0] + acc[1]) + (acc[2] + acc[3]));
+            change += (y - p).abs();
+            *x = y;
+            *m = d * y * inv;
+        }
+    }
+    for &(u, v, delta) in &ws.corrections {
+        let v = v as usize;
+        let y = next[v] + mass[u as usize] * delta;
+        change += (y - ws.scores[v]).abs() - (next[v] - ws.scores[v]).abs();
+        next[v] = y;
+        next_mass[v] = d * y * ws.inv_out[v];
+    }
+    change
+}
+
+/// The rows of [`layout_sweep`] with AVX2: four arcs per step (one 32-byte load split into
+/// targets and weights, a gather of the four masses, one fused multiply-add into four `f64`
+/// lanes), the lanes summed at the row's end. Returns the L1 change of the rows.
+///
+/// # Safety
+/// The CPU has AVX2 and FMA; `offsets` has `n + 1` entries, every row `offsets[v]..offsets[v+1]`
+/// of `arcs` has a multiple of [`LANES`] arcs, every target is below `mass.len()`, and `next`,
+/// `next_mass`, `scores`, `teleport`, `inv_out` have `n` entries.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn layout_rows_avx2(
+    mass: &[f64],
+    offsets: &[u32],
+    arcs: &[SweepArc],
+    (next, next_mass): (&mut [f64], &mut [f64]),
+    (scores, teleport, inv_out): (&[f64], &[f64], &[f64]),
+    base: f64,
+    d: f64,
+) -> f64 {
+    use std::arch::x86_64::*;
+    let split = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
+    let base_ptr = arcs.as_ptr();
+    let mut change = 0.0f64;
+    let rows = next.iter_mut().zip(next_mass.iter_mut()).zip(scores.iter().zip(teleport)).zip(inv_out);
+    for (v, (((x, m), (&p, &r)), &inv)) in rows.enumerate() {
+        let (lo, hi) = (*offsets.get_unchecked(v) as usize, *offsets.get_unchecked(v + 1) as usize);
+        let mut acc = _mm256_setzero_pd();
+        let mut a = lo;
+        while a < hi {
+            let raw = _mm256_loadu_si256(base_ptr.add(a).cast::<__m256i>());
+            let parts = _mm256_permutevar8x32_epi32(raw, split);
+            let idx = _mm256_castsi256_si128(parts);
+            let w = _mm256_cvtps_pd(_mm_castsi128_ps(_mm256_extracti128_si256::<1>(parts)));
+            let g = _mm256_i32gather_pd::<8>(mass.as_ptr(), idx);
+            acc = _mm256_fmadd_pd(g, w, acc);
+            a += LANES;
+        }
+        let pair = _mm_add_pd(_mm256_castpd256_pd128(acc), _mm256_extractf128_pd::<1>(acc));
+        let sum = _mm_cvtsd_f64(_mm_add_sd(pair, _mm_unpackhi_pd(pair, pair)));
+        let y = base * r + sum;
+        change += (y - p).abs();
+        *x = y;
+        *m = d * y * inv;
+    }
+    change
+}
+
 /// One sweep on any graph: `next = base·r`, then each row's mass scattered along its arcs (the
 /// effective weights of the rows the overlay touches); also the next sweep's `mass` and the L1
 /// change, which it returns.
@@ -254,6 +461,8 @@ fn scatter(
     }
 }
 
+/// The tests' reference for the ranking rule on [`best_of`]'s scores.
+#[cfg(test)]
 /// The ranking rule: true when the best `top_k` of `ranked` by `scores` and their order are
 /// those of any vector within L1 distance `bound` of `scores` — every gap between consecutive
 /// scores among the best `top_k + 1` exceeds `bound`. (Two scores move by at most `bound`

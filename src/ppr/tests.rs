@@ -635,3 +635,114 @@ fn stability_rule_stops_when_the_top_k_stops_changing() {
     }
     assert!(fired >= 4, "the stability rule fired on {fired} of 8 cases");
 }
+
+#[test]
+fn sweep_layout_by_hand() {
+    // A path 0 – 3 – 1 – 4 – 2 stored scrambled. Cuthill–McKee starts at the least-degree node
+    // with the lowest id (0) and walks the path: 0, 3, 1, 4, 2; reversed: 2, 4, 1, 3, 0.
+    let mut edges = Vec::new();
+    for (a, b, w) in [(0, 3, 1.0f32), (3, 1, 2.0), (1, 4, 3.0), (4, 2, 4.0)] {
+        edges.push((a, b, w));
+        edges.push((b, a, w));
+    }
+    let g = Owned::new(5, &edges);
+    let sym = CsrGraph::new_symmetric(&g.offsets, &g.targets, &g.weights).unwrap();
+    let pre = StaticOut::new(&sym);
+    let l = pre.layout.as_ref().unwrap();
+    assert_eq!(l.order, vec![2, 4, 1, 3, 0]);
+    assert_eq!(l.rank, vec![4, 2, 0, 3, 1]);
+    // New node 1 (stored 4) has arcs to stored 1 (new 2, weight 3) and 2 (new 0, weight 4),
+    // sorted by new target and padded with zero weights to the row's last target.
+    let row: Vec<(u32, f32)> =
+        l.arcs[l.offsets[1] as usize..l.offsets[2] as usize].iter().map(|a| (a.target, a.weight)).collect();
+    assert_eq!(row, vec![(0, 4.0), (2, 3.0), (2, 0.0), (2, 0.0)]);
+    assert_eq!(l.offsets, vec![0, 4, 8, 12, 16, 20]);
+    // A graph that is not declared symmetric has no layout.
+    assert!(StaticOut::new(&g.graph()).layout.is_none());
+}
+
+#[test]
+fn sweep_layout_keeps_every_row() {
+    // Random symmetric graphs with isolated nodes, parallel arcs and self-loops: the order is a
+    // permutation, `rank` its inverse, and every new row holds the stored row's arcs (renamed)
+    // plus zero-weight padding to a multiple of LANES.
+    let mut rng = Lcg(5);
+    for case in 0..10 {
+        let n = 1 + rng.below(60);
+        let mut edges = Vec::new();
+        for _ in 0..rng.below(4 * n) {
+            let (s, t) = (rng.below(n), rng.below(n));
+            let w = [0.0f32, 0.5, 1.0, 2.0][rng.below(4)];
+            edges.push((s, t, w));
+            if s != t {
+                edges.push((t, s, w));
+            }
+        }
+        let g = Owned::new(n, &edges);
+        let sym = CsrGraph::new_symmetric(&g.offsets, &g.targets, &g.weights).unwrap();
+        let l = layout::SweepLayout::new(&g.offsets, &g.targets, &g.weights).unwrap();
+        let mut seen = vec![false; n];
+        for (new, &old) in l.order.iter().enumerate() {
+            assert!(!seen[old as usize], "case {case}");
+            seen[old as usize] = true;
+            assert_eq!(l.rank[old as usize] as usize, new, "case {case}");
+        }
+        for (new, &old) in l.order.iter().enumerate() {
+            let (lo, hi) = (l.offsets[new] as usize, l.offsets[new + 1] as usize);
+            assert_eq!(lo % layout::LANES, 0, "case {case}");
+            let stored = sym.out_arcs(old).unwrap();
+            assert_eq!(hi - lo, stored.len().div_ceil(layout::LANES) * layout::LANES, "case {case}");
+            let mut want: Vec<(u32, u32)> =
+                stored.map(|a| (l.rank[g.targets[a] as usize], g.weights[a].to_bits())).collect();
+            let mut got: Vec<(u32, u32)> =
+                l.arcs[lo..hi].iter().map(|a| (a.target, a.weight.to_bits())).collect();
+            want.sort_unstable();
+            got.sort_unstable();
+            // The padding: zero weights; the rest the stored arcs.
+            let padding = got.len() - want.len();
+            let zeros = got.iter().filter(|a| a.1 == 0.0f32.to_bits()).count();
+            assert!(zeros >= padding, "case {case}");
+            for a in &want {
+                let i = got.iter().position(|b| b == a).unwrap();
+                got.swap_remove(i);
+            }
+            assert!(got.iter().all(|a| a.1 == 0.0f32.to_bits()), "case {case}");
+        }
+    }
+}
+
+#[test]
+fn best_of_matches_selection() {
+    // The one-pass top k + 1 against the selections it replaced: the stability rule's top k
+    // (positions, ties to the lower position, non-finite last) and the ranking rule's verdict.
+    let mut rng = Lcg(31);
+    let (mut best, mut top, mut buf) = (Vec::new(), Vec::new(), Vec::new());
+    for case in 0..300 {
+        let n = 1 + rng.below(40);
+        // Few distinct values, so ties are common; some NaN / infinite scores.
+        let mut scores: Vec<f64> = (0..n).map(|_| [0.0, 0.1, 0.2, 0.25, 0.5][rng.below(5)]).collect();
+        if case % 7 == 0 {
+            scores[rng.below(n)] = f64::NAN;
+        }
+        if case % 11 == 0 {
+            scores[rng.below(n)] = f64::INFINITY;
+        }
+        let ranked: Vec<u32> = (0..rng.below(n + 1)).map(|_| rng.below(n) as u32).collect();
+        let k = rng.below(6);
+        let finite = power::best_of(&scores, &ranked, k + 1, &mut best);
+        assert_eq!(finite, ranked.iter().all(|&u| scores[u as usize].is_finite()), "case {case}");
+        assert_eq!(best.len(), (k + 1).min(ranked.len()), "case {case}");
+        power::top_of(&scores, &ranked, k, &mut top);
+        let positions: Vec<u32> = best.iter().take(k).map(|e| e.1).collect();
+        let want: Vec<u32> = top.iter().map(|e| e.1).collect();
+        assert_eq!(positions, want, "case {case}");
+        for bound in [0.0, 0.04, 0.1] {
+            let certain = finite && best.len() >= 2 && best.windows(2).all(|w| w[0].0 - w[1].0 > bound);
+            assert_eq!(
+                certain,
+                k > 0 && power::order_is_certain(&scores, &ranked, k, bound, &mut buf),
+                "case {case} bound {bound}"
+            );
+        }
+    }
+}
