@@ -103,6 +103,8 @@ impl Graph {
             synonym_weight: r.f32()?,
             synonym_min_alnum: r.u32()? as usize,
             context_weight: r.f32()?,
+            // Not in the file: a loaded graph links new entities with the default search.
+            ..GraphConfig::default()
         };
         config.validate().map_err(|e| r.corrupt(e))?;
         let mut s = Store { config, ..Store::default() };
