@@ -164,7 +164,7 @@ pub enum SynonymSearch {
     /// Random-hyperplane LSH (Charikar 2002, "Similarity estimation techniques from rounding
     /// algorithms"; banding as in Indyk & Motwani 1998): a pair is compared only when its two
     /// 2048-bit sign sketches agree on one of [`LSH_TABLES`] 16-bit keys and differ in few
-    /// enough of their first 512 bits ([`lsh_hamming_limit`]). Sub-quadratic; a pair at cosine
+    /// enough of their first 512 bits and of all 2048 ([`lsh_hamming_limit`]). Sub-quadratic; a pair at cosine
     /// 0.8 is missed with probability about 0.5%, one at 0.85 with about 0.1%. The rule depends
     /// only on the two vectors (fixed seeds), so adding passages gives the graph a rebuild gives.
     /// Used for thresholds ≥ [`LSH_MIN_THRESHOLD`] and vectors of ≥ [`LSH_MIN_DIM`] dimensions;
@@ -393,7 +393,7 @@ pub(super) fn link(s: &mut Store, progress: &mut dyn FnMut(usize, usize)) -> Syn
 }
 
 /// Sign bits per [`SynonymSearch::Lsh`] sketch (random hyperplanes).
-const LSH_BITS: usize = 2048;
+pub const LSH_BITS: usize = 2048;
 /// `u64` words per sketch.
 const LSH_WORDS: usize = LSH_BITS / 64;
 /// [`SynonymSearch::Lsh`] tables (bands). Each keys on 2 of the sketch's 256 bytes (16 bits;
@@ -423,13 +423,13 @@ fn splitmix(state: &mut u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The largest Hamming distance, over the first [`LSH_FILTER_BITS`] sketch bits, of a pair that
-/// may still reach cosine `threshold`: the expected distance at the threshold,
-/// `n·arccos(t)/π`, plus six standard deviations of the binomial (a pair at the threshold is
-/// dropped by the filter with probability below 1e-8; one further above, less). 160 at 0.8.
-pub fn lsh_hamming_limit(threshold: f32) -> u32 {
+/// The largest Hamming distance, over `bits` sketch bits, of a pair that may still reach
+/// cosine `threshold`: the expected distance at the threshold, `bits·arccos(t)/π`, plus six
+/// standard deviations of the binomial (a pair at the threshold is dropped with probability
+/// below 1e-8; one further above, less). At 0.8: 160 of 512 bits, 529 of 2048.
+pub fn lsh_hamming_limit(threshold: f32, bits: usize) -> u32 {
     let f = f64::from(threshold.clamp(-1.0, 1.0)).acos() / std::f64::consts::PI;
-    let n = LSH_FILTER_BITS as f64;
+    let n = bits as f64;
     (n * f + 6.0 * (n * f * (1.0 - f)).sqrt()).ceil() as u32
 }
 
@@ -513,23 +513,6 @@ impl Rotations {
     }
 }
 
-/// Bit `j` of the result set when byte `j` of the two sketches is equal (SWAR: a zero byte of
-/// `x = a ^ b` leaves its top bit in `!(((x & 0x7f…) + 0x7f…) | x)`, and one multiply gathers
-/// the eight top bits of a word into its top byte).
-#[inline]
-fn equal_bytes(a: &[u64], b: &[u64]) -> [u64; LSH_WORDS / 8] {
-    const LOW7: u64 = 0x7f7f_7f7f_7f7f_7f7f;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let mut out = [0u64; LSH_WORDS / 8];
-    for (w, (&a, &b)) in a.iter().zip(b).enumerate().take(LSH_WORDS) {
-        let x = a ^ b;
-        let zero = !(((x & LOW7).wrapping_add(LOW7)) | x) & HIGH;
-        let mask = zero.wrapping_mul(0x0002_0408_1020_4081) >> 56;
-        out[w / 8] |= mask << (8 * (w % 8));
-    }
-    out
-}
-
 /// The [`LSH_TABLES`] distinct byte pairs `(a, b)`, `a ≠ b`, the tables key on.
 fn lsh_tables() -> Vec<(u8, u8)> {
     let mut state = LSH_SEED ^ 0x7461_626c_6573;
@@ -558,7 +541,9 @@ struct FilterBits([u64; LSH_FILTER_BITS / 64]);
 /// [`SynonymSearch::Lsh`]: the new eligible entities (`eligible[first_new..]`) against all
 /// eligible ones, each pair once. A pair is compared (full cosine, as the exact search) when
 /// its sketches share the key of some table and differ in at most [`lsh_hamming_limit`] of
-/// their first [`LSH_FILTER_BITS`] bits; it is compared in the first table it shares, so once.
+/// their first [`LSH_FILTER_BITS`] bits; the pairs passing in any table are sorted and
+/// deduplicated, and those whose whole sketches differ in at most the [`lsh_hamming_limit`] of
+/// [`LSH_BITS`] bits are compared, once each.
 fn lsh_link(
     s: &mut Store,
     eligible: &[u32],
@@ -575,9 +560,9 @@ fn lsh_link(
     progress(0, LSH_TABLES);
     let rot = Rotations::new(dim);
     let (mut y, mut z) = (vec![0.0f32; rot.n], vec![0.0f32; rot.n]);
-    // Three views of the sketches: entity-major (whole sketch, for the "shared an earlier
-    // table" test), the filter bits (one cache line per entity, read per bucket pair) and
-    // byte-major (byte j of every entity in a row, read sequentially to key the tables).
+    // Three views of the sketches: the filter bits (one cache line per entity, read per bucket
+    // pair), byte-major (byte j of every entity in a row, read sequentially to key the tables)
+    // and whole (the second filter, on the pairs that passed the first).
     let mut sketches = vec![0u64; ne * LSH_WORDS];
     let mut filter = vec![FilterBits::default(); ne];
     let mut by_byte = vec![0u8; ne * LSH_WORDS * 8];
@@ -591,11 +576,15 @@ fn lsh_link(
     }
     let sk = |i: usize| &sketches[i * LSH_WORDS..(i + 1) * LSH_WORDS];
     let tables = lsh_tables();
-    let limit = lsh_hamming_limit(thr);
+    let limit = lsh_hamming_limit(thr, LSH_FILTER_BITS);
+    let limit_full = lsh_hamming_limit(thr, LSH_BITS);
     let neighbours = &mut s.neighbours;
     let mut start = vec![0u32; (1 << 16) + 1];
     let mut fill = vec![0u32; 1 << 16];
     let mut order = vec![0u32; ne];
+    // Pairs that passed the filter in some table (a pair in several tables appears once per
+    // table until the sort below).
+    let mut cands: Vec<u64> = Vec::new();
     for (t, &(a, b)) in tables.iter().enumerate() {
         // Counting sort by key: `order` lists the entities bucket by bucket, each bucket in
         // ascending eligible position.
@@ -641,54 +630,35 @@ fn lsh_link(
                     if ham > limit {
                         continue;
                     }
-                    // Compared already in an earlier table?
-                    let eq = equal_bytes(sk(p), sk(q));
-                    let same = |j: u8| (eq[usize::from(j) / 64] >> (j % 64)) & 1 != 0;
-                    if tables[..t].iter().any(|&(a2, b2)| same(a2) && same(b2)) {
-                        continue;
-                    }
-                    stats.exact += 1;
-                    let (pe, qe) = (eligible[p], eligible[q]);
-                    let c = dot(row(pe), row(qe));
-                    if c >= thr {
-                        stats.above_threshold += 1;
-                        offer(&mut neighbours[pe as usize], k, (qe, c));
-                        offer(&mut neighbours[qe as usize], k, (pe, c));
-                    }
+                    cands.push((p as u64) << 32 | q as u64);
                 }
             }
         }
         progress(t + 1, LSH_TABLES);
+    }
+    // Each pair once, in ascending (older, newer) order (the older row stays in cache).
+    cands.sort_unstable();
+    cands.dedup();
+    for &pq in &cands {
+        let (p, q) = ((pq >> 32) as usize, (pq & 0xFFFF_FFFF) as usize);
+        let ham: u32 = sk(p).iter().zip(sk(q)).map(|(a, b)| (a ^ b).count_ones()).sum();
+        if ham > limit_full {
+            continue;
+        }
+        let (pe, qe) = (eligible[p], eligible[q]);
+        stats.exact += 1;
+        let c = dot(row(pe), row(qe));
+        if c >= thr {
+            stats.above_threshold += 1;
+            offer(&mut neighbours[pe as usize], k, (qe, c));
+            offer(&mut neighbours[qe as usize], k, (pe, c));
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn equal_bytes_matches_a_byte_by_byte_comparison() {
-        let mut state = 7u64;
-        for round in 0..200 {
-            let a: Vec<u64> = (0..LSH_WORDS).map(|_| splitmix(&mut state)).collect();
-            // Half the words share some bytes with `a`, some words are equal.
-            let b: Vec<u64> = a
-                .iter()
-                .enumerate()
-                .map(|(w, &x)| match (w + round) % 4 {
-                    0 => x,
-                    1 => x ^ (splitmix(&mut state) & 0x00ff_0000_ff00_ff00),
-                    2 => x ^ 0x8000_0000_0000_0001,
-                    _ => splitmix(&mut state),
-                })
-                .collect();
-            let got = equal_bytes(&a, &b);
-            for j in 0..LSH_WORDS * 8 {
-                let want = sketch_byte(&a, j) == sketch_byte(&b, j);
-                assert_eq!((got[j / 64] >> (j % 64)) & 1 == 1, want, "round {round} byte {j}");
-            }
-        }
-    }
 
     #[test]
     fn fwht_matches_the_hadamard_matrix() {
