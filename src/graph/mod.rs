@@ -75,7 +75,7 @@ use crate::error::{Error, Result};
 pub use crate::extract::Triple;
 
 pub use build::{build_graph, AddSummary, BuildStep, GraphBuilder};
-pub use knn::{SynonymSearch, SynonymStats, LSH_MIN_THRESHOLD, LSH_TABLES};
+pub use knn::{lsh_hamming_limit, SynonymSearch, SynonymStats, LSH_BITS, LSH_MIN_DIM, LSH_MIN_THRESHOLD, LSH_TABLES};
 pub use quant::{QuantizedRows, EXACT_TOP};
 pub use crate::text::normalize::{alnum_count, collapse_whitespace, normalize_entity, normalize_relation};
 
