@@ -14,9 +14,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::text::normalize::alnum_count;
 use super::Store;
 use crate::embed::{dot, is_zero};
+use crate::text::normalize::alnum_count;
 
 /// Leading dimensions used for the bound (when the vectors have more than twice as many; even).
 /// 48 measured best with the static embedder (2wiki-6k stand-in entities: with 32, 3.7% of
@@ -153,6 +153,26 @@ mod lanes {
     }
 }
 
+/// How the synonym kNN finds the pairs whose full cosine it computes
+/// ([`GraphConfig::synonym_search`](super::GraphConfig::synonym_search)).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SynonymSearch {
+    /// Every pair is compared (quadratic; a Cauchy–Schwarz bound skips most full cosines): the
+    /// edges are exactly those of comparing every pair.
+    Exact,
+    /// Random-hyperplane LSH (Charikar 2002, "Similarity estimation techniques from rounding
+    /// algorithms"; banding as in Indyk & Motwani 1998): a pair is compared only when its two
+    /// 2048-bit sign sketches agree on one of [`LSH_TABLES`] 16-bit keys and differ in few
+    /// enough of their first 512 bits and of all 2048 ([`lsh_hamming_limit`]). Sub-quadratic; a pair at cosine
+    /// 0.8 is missed with probability about 0.5%, one at 0.85 with about 0.1%. The rule depends
+    /// only on the two vectors (fixed seeds), so adding passages gives the graph a rebuild gives.
+    /// Used for thresholds ≥ [`LSH_MIN_THRESHOLD`] and vectors of ≥ [`LSH_MIN_DIM`] dimensions;
+    /// otherwise the search is exact.
+    #[default]
+    Lsh,
+}
+
 /// What [`GraphBuilder::link_synonyms`](super::GraphBuilder::link_synonyms) computed (for benchmarks and logs).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SynonymStats {
@@ -167,6 +187,10 @@ pub struct SynonymStats {
     pub exact: u64,
     /// Pairs with cosine ≥ the threshold.
     pub above_threshold: u64,
+    /// [`SynonymSearch::Lsh`]: pairs sharing a bucket, summed over the tables (a pair in two
+    /// tables counts twice); 0 for the exact search.
+    #[serde(default)]
+    pub bucket_pairs: u64,
 }
 
 /// `x·(x−1)/2`: pairs among `x` items.
@@ -254,6 +278,11 @@ pub(super) fn link(s: &mut Store, progress: &mut dyn FnMut(usize, usize)) -> Syn
     let ne = eligible.len();
     stats.eligible = ne;
     let first_new = eligible.partition_point(|&e| (e as usize) < start);
+    if s.config.synonym_search == SynonymSearch::Lsh && thr >= LSH_MIN_THRESHOLD && dim >= LSH_MIN_DIM {
+        lsh_link(s, &eligible, first_new, &mut stats, progress);
+        s.linked = n;
+        return stats;
+    }
 
     // The bound: cos(a, b) ≤ a[..m]·b[..m] + |a[m..]|·|b[m..]|, the prefix dot product taken
     // on prefixes quantised to i16 with one scale s: q = round(s·x), |s·x − q| ≤ ½ per dimension.
@@ -363,9 +392,319 @@ pub(super) fn link(s: &mut Store, progress: &mut dyn FnMut(usize, usize)) -> Syn
     stats
 }
 
+/// Sign bits per [`SynonymSearch::Lsh`] sketch (random hyperplanes).
+pub const LSH_BITS: usize = 2048;
+/// `u64` words per sketch.
+const LSH_WORDS: usize = LSH_BITS / 64;
+/// [`SynonymSearch::Lsh`] tables (bands). Each keys on 2 of the sketch's 256 bytes (16 bits;
+/// the byte pairs are distinct, drawn with a fixed seed). A pair at cosine c agrees on one
+/// sign bit with probability `1 − arccos(c)/π` (0.795 at 0.8), on a 16-bit key with that to
+/// the 16th (2.6% at 0.8, 1.5e-5 at 0), so 200 tables miss a pair at 0.8 with probability
+/// about `(1 − 0.026)²⁰⁰ ≈ 0.5%` and put a pair at cosine 0 in some bucket with probability
+/// 0.3%.
+pub const LSH_TABLES: usize = 200;
+/// Leading sketch bits whose Hamming distance filters the pairs that share a bucket.
+const LSH_FILTER_BITS: usize = 512;
+/// Below this synonym threshold [`SynonymSearch::Lsh`] falls back to the exact search (the
+/// tables are sized for the default 0.8: at lower thresholds they would miss more pairs).
+pub const LSH_MIN_THRESHOLD: f32 = 0.75;
+/// Vectors of fewer dimensions are compared exactly (too few independent hyperplanes).
+pub const LSH_MIN_DIM: usize = 64;
+/// Seed of the random signs and of the tables' byte pairs (fixed: a pair's fate depends only on
+/// its two vectors).
+const LSH_SEED: u64 = 0x6361_6972_6e5f_6c73;
+
+/// SplitMix64 (Steele, Lea & Flood 2014): the fixed-seed stream of signs and byte pairs.
+fn splitmix(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The largest Hamming distance, over `bits` sketch bits, of a pair that may still reach
+/// cosine `threshold`: the expected distance at the threshold, `bits·arccos(t)/π`, plus six
+/// standard deviations of the binomial (a pair at the threshold is dropped with probability
+/// below 1e-8; one further above, less). At 0.8: 160 of 512 bits, 529 of 2048.
+pub fn lsh_hamming_limit(threshold: f32, bits: usize) -> u32 {
+    let f = f64::from(threshold.clamp(-1.0, 1.0)).acos() / std::f64::consts::PI;
+    let n = bits as f64;
+    (n * f + 6.0 * (n * f * (1.0 - f)).sqrt()).ceil() as u32
+}
+
+/// In-place unnormalised fast Walsh–Hadamard transform (`x.len()` a power of two).
+fn fwht(x: &mut [f32]) {
+    let n = x.len();
+    let mut h = 1;
+    while h < n {
+        for block in x.chunks_exact_mut(2 * h) {
+            let (lo, hi) = block.split_at_mut(h);
+            for (a, b) in lo.iter_mut().zip(hi.iter_mut()) {
+                let (u, v) = (*a, *b);
+                *a = u + v;
+                *b = u - v;
+            }
+        }
+        h *= 2;
+    }
+}
+
+/// The pseudo-random rotations behind the sketch (Andoni et al. 2015, "Practical and optimal
+/// LSH for angular distance", §5: `H·D₃·H·D₂·H·D₁` with `H` the Hadamard matrix and `Dᵢ`
+/// random ±1 diagonals). `H·D₂·H·D₁` is shared; each final `H·D₃` gives `n` more sign bits, so
+/// 2048 bits cost `2 + 2048/n` transforms of size `n` instead of a dense `2048 × dim` product.
+struct Rotations {
+    /// Transform size: `dim` rounded up to a power of two (at least 2).
+    n: usize,
+    d1: Vec<f32>,
+    d2: Vec<f32>,
+    /// One diagonal per block of `n` output bits.
+    d3: Vec<Vec<f32>>,
+}
+
+impl Rotations {
+    fn new(dim: usize) -> Self {
+        let n = dim.next_power_of_two().max(2);
+        let mut state = LSH_SEED;
+        let signs = |state: &mut u64| -> Vec<f32> {
+            (0..n).map(|_| if splitmix(state) & 1 == 0 { 1.0 } else { -1.0 }).collect()
+        };
+        let d1 = signs(&mut state);
+        let d2 = signs(&mut state);
+        let d3 = (0..LSH_BITS.div_ceil(n)).map(|_| signs(&mut state)).collect();
+        Rotations { n, d1, d2, d3 }
+    }
+
+    /// The [`LSH_WORDS`]-word sign sketch of `v` into `out` (bit `i` set when output coordinate
+    /// `i` is > 0). `y`, `z` are scratch of length `n`.
+    fn sketch(&self, v: &[f32], y: &mut [f32], z: &mut [f32], out: &mut [u64]) {
+        y.fill(0.0);
+        for ((y, &x), &d) in y.iter_mut().zip(v).zip(&self.d1) {
+            *y = x * d;
+        }
+        fwht(y);
+        for (y, &d) in y.iter_mut().zip(&self.d2) {
+            *y *= d;
+        }
+        fwht(y);
+        out.fill(0);
+        let mut bit = 0;
+        for d3 in &self.d3 {
+            for ((z, &y), &d) in z.iter_mut().zip(y.iter()).zip(d3) {
+                *z = y * d;
+            }
+            fwht(z);
+            let take = (LSH_BITS - bit).min(self.n);
+            for (c, chunk) in z[..take].chunks(64).enumerate() {
+                let mut word = 0u64;
+                for (j, &x) in chunk.iter().enumerate() {
+                    word |= u64::from(x > 0.0) << j;
+                }
+                // `bit` is a multiple of 64 whenever n ≥ 64; below, words fill in parts.
+                let at = bit + 64 * c;
+                out[at / 64] |= word << (at % 64);
+            }
+            bit += take;
+            if bit == LSH_BITS {
+                return;
+            }
+        }
+    }
+}
+
+/// The [`LSH_TABLES`] distinct byte pairs `(a, b)`, `a ≠ b`, the tables key on.
+fn lsh_tables() -> Vec<(u8, u8)> {
+    let mut state = LSH_SEED ^ 0x7461_626c_6573;
+    let mut out: Vec<(u8, u8)> = Vec::with_capacity(LSH_TABLES);
+    while out.len() < LSH_TABLES {
+        let r = splitmix(&mut state);
+        let (a, b) = ((r & 0xFF) as u8, ((r >> 8) & 0xFF) as u8);
+        if a != b && !out.contains(&(a, b)) && !out.contains(&(b, a)) {
+            out.push((a, b));
+        }
+    }
+    out
+}
+
+/// Byte `j` (0..256) of a sketch.
+#[inline(always)]
+fn sketch_byte(sk: &[u64], j: usize) -> u32 {
+    ((sk[j / 8] >> (8 * (j % 8))) & 0xFF) as u32
+}
+
+/// The first [`LSH_FILTER_BITS`] bits of a sketch, one cache line.
+#[derive(Clone, Copy, Default)]
+#[repr(align(64))]
+struct FilterBits([u64; LSH_FILTER_BITS / 64]);
+
+/// [`SynonymSearch::Lsh`]: the new eligible entities (`eligible[first_new..]`) against all
+/// eligible ones, each pair once. A pair is compared (full cosine, as the exact search) when
+/// its sketches share the key of some table and differ in at most [`lsh_hamming_limit`] of
+/// their first [`LSH_FILTER_BITS`] bits; the pairs passing in any table are sorted and
+/// deduplicated, and those whose whole sketches differ in at most the [`lsh_hamming_limit`] of
+/// [`LSH_BITS`] bits are compared, once each.
+fn lsh_link(
+    s: &mut Store,
+    eligible: &[u32],
+    first_new: usize,
+    stats: &mut SynonymStats,
+    progress: &mut dyn FnMut(usize, usize),
+) {
+    let ne = eligible.len();
+    stats.pairs = tri(ne) - tri(first_new);
+    let (k, thr) = (s.config.synonym_top_k, s.config.synonym_threshold);
+    let dim = s.entity_vectors.dim();
+    let data = s.entity_vectors.as_slice();
+    let row = |e: u32| &data[e as usize * dim..(e as usize + 1) * dim];
+    progress(0, LSH_TABLES);
+    let rot = Rotations::new(dim);
+    let (mut y, mut z) = (vec![0.0f32; rot.n], vec![0.0f32; rot.n]);
+    // Three views of the sketches: the filter bits (one cache line per entity, read per bucket
+    // pair), byte-major (byte j of every entity in a row, read sequentially to key the tables)
+    // and whole (the second filter, on the pairs that passed the first).
+    let mut sketches = vec![0u64; ne * LSH_WORDS];
+    let mut filter = vec![FilterBits::default(); ne];
+    let mut by_byte = vec![0u8; ne * LSH_WORDS * 8];
+    for (i, &e) in eligible.iter().enumerate() {
+        let sk = &mut sketches[i * LSH_WORDS..(i + 1) * LSH_WORDS];
+        rot.sketch(row(e), &mut y, &mut z, sk);
+        filter[i].0.copy_from_slice(&sk[..LSH_FILTER_BITS / 64]);
+        for j in 0..LSH_WORDS * 8 {
+            by_byte[j * ne + i] = sketch_byte(sk, j) as u8;
+        }
+    }
+    let sk = |i: usize| &sketches[i * LSH_WORDS..(i + 1) * LSH_WORDS];
+    let tables = lsh_tables();
+    let limit = lsh_hamming_limit(thr, LSH_FILTER_BITS);
+    let limit_full = lsh_hamming_limit(thr, LSH_BITS);
+    let neighbours = &mut s.neighbours;
+    let mut start = vec![0u32; (1 << 16) + 1];
+    let mut fill = vec![0u32; 1 << 16];
+    let mut order = vec![0u32; ne];
+    // Pairs that passed the filter in some table (a pair in several tables appears once per
+    // table until the sort below).
+    let mut cands: Vec<u64> = Vec::new();
+    for (t, &(a, b)) in tables.iter().enumerate() {
+        // Counting sort by key: `order` lists the entities bucket by bucket, each bucket in
+        // ascending eligible position.
+        let (a, b) = (usize::from(a), usize::from(b));
+        let (ka, kb) = (&by_byte[a * ne..(a + 1) * ne], &by_byte[b * ne..(b + 1) * ne]);
+        let key = |i: usize| usize::from(ka[i]) | usize::from(kb[i]) << 8;
+        start.fill(0);
+        for i in 0..ne {
+            start[key(i) + 1] += 1;
+        }
+        for j in 1..start.len() {
+            start[j] += start[j - 1];
+        }
+        fill.copy_from_slice(&start[..1 << 16]);
+        for i in 0..ne {
+            let f = &mut fill[key(i)];
+            order[*f as usize] = i as u32;
+            *f += 1;
+        }
+        // Buckets holding a new entity: walk the new entities, each bucket once (at its first
+        // new member, the bucket's smallest new position).
+        for qn in first_new..ne {
+            let kq = key(qn);
+            let bucket = &order[start[kq] as usize..start[kq + 1] as usize];
+            if bucket.len() < 2 {
+                continue;
+            }
+            let new_from = bucket.partition_point(|&i| (i as usize) < first_new);
+            if bucket[new_from] as usize != qn {
+                continue;
+            }
+            for (qi, &q) in bucket.iter().enumerate().skip(new_from.max(1)) {
+                let q = q as usize;
+                let fq = &filter[q].0;
+                for &p in &bucket[..qi] {
+                    let p = p as usize;
+                    let fp = &filter[p].0;
+                    stats.bucket_pairs += 1;
+                    let mut ham = 0u32;
+                    for w in 0..fp.len() {
+                        ham += (fp[w] ^ fq[w]).count_ones();
+                    }
+                    if ham > limit {
+                        continue;
+                    }
+                    cands.push((p as u64) << 32 | q as u64);
+                }
+            }
+        }
+        progress(t + 1, LSH_TABLES);
+    }
+    // Each pair once, in ascending (older, newer) order (the older row stays in cache).
+    cands.sort_unstable();
+    cands.dedup();
+    for &pq in &cands {
+        let (p, q) = ((pq >> 32) as usize, (pq & 0xFFFF_FFFF) as usize);
+        let ham: u32 = sk(p).iter().zip(sk(q)).map(|(a, b)| (a ^ b).count_ones()).sum();
+        if ham > limit_full {
+            continue;
+        }
+        let (pe, qe) = (eligible[p], eligible[q]);
+        stats.exact += 1;
+        let c = dot(row(pe), row(qe));
+        if c >= thr {
+            stats.above_threshold += 1;
+            offer(&mut neighbours[pe as usize], k, (qe, c));
+            offer(&mut neighbours[qe as usize], k, (pe, c));
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fwht_matches_the_hadamard_matrix() {
+        // H[i][j] = (−1)^popcount(i & j).
+        let x: Vec<f32> = (0..8).map(|i| (i * i) as f32 - 3.0).collect();
+        let mut y = x.clone();
+        fwht(&mut y);
+        for (i, &yi) in y.iter().enumerate() {
+            let want: f32 =
+                x.iter().enumerate().map(|(j, &v)| if (i & j).count_ones() % 2 == 0 { v } else { -v }).sum();
+            assert_eq!(yi, want, "row {i}");
+        }
+    }
+
+    #[test]
+    fn sketch_agreement_follows_the_angle() {
+        // Random-hyperplane property: the fraction of differing bits estimates angle/π.
+        let rot = Rotations::new(256);
+        let mut state = 11u64;
+        let unit = |state: &mut u64| -> Vec<f32> {
+            let v: Vec<f32> = (0..256).map(|_| (splitmix(state) % 2001) as f32 / 1000.0 - 1.0).collect();
+            let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+            v.into_iter().map(|x| x / n).collect()
+        };
+        let (mut y, mut z) = (vec![0.0; 256], vec![0.0; 256]);
+        for target in [0.0f32, 0.5, 0.8, 0.95] {
+            let a = unit(&mut state);
+            let r = unit(&mut state);
+            // b = target·a + √(1−target²)·(r ⟂ a), normalised.
+            let ra = dot(&r, &a);
+            let perp: Vec<f32> = r.iter().zip(&a).map(|(r, a)| r - ra * a).collect();
+            let pn = perp.iter().map(|x| x * x).sum::<f32>().sqrt();
+            let s = (1.0 - target * target).sqrt();
+            let b: Vec<f32> = a.iter().zip(&perp).map(|(a, p)| target * a + s * p / pn).collect();
+            let (mut sa, mut sb) = (vec![0u64; LSH_WORDS], vec![0u64; LSH_WORDS]);
+            rot.sketch(&a, &mut y, &mut z, &mut sa);
+            rot.sketch(&b, &mut y, &mut z, &mut sb);
+            let diff: u32 = sa.iter().zip(&sb).map(|(x, y)| (x ^ y).count_ones()).sum();
+            let want = f64::from(dot(&a, &b)).acos() / std::f64::consts::PI * LSH_BITS as f64;
+            // Binomial sd ≤ √(2048/4) ≈ 22.6; allow 5 sd.
+            assert!(
+                (f64::from(diff) - want).abs() < 113.0,
+                "cos {target}: {diff} bits differ, expected {want:.0}"
+            );
+        }
+    }
 
     #[test]
     fn offer_keeps_top_k_in_any_order() {

@@ -75,7 +75,7 @@ use crate::error::{Error, Result};
 pub use crate::extract::Triple;
 
 pub use build::{build_graph, AddSummary, BuildStep, GraphBuilder};
-pub use knn::SynonymStats;
+pub use knn::{lsh_hamming_limit, SynonymSearch, SynonymStats, LSH_BITS, LSH_MIN_DIM, LSH_MIN_THRESHOLD, LSH_TABLES};
 pub use quant::{QuantizedRows, EXACT_TOP};
 pub use crate::text::normalize::{alnum_count, collapse_whitespace, normalize_entity, normalize_relation};
 
@@ -98,6 +98,10 @@ pub struct GraphConfig {
     pub synonym_min_alnum: usize,
     /// Weight of each context edge passage—entity. Default 1.0 (HippoRAG 2). Finite, ≥ 0.
     pub context_weight: f32,
+    /// How the synonym kNN finds its pairs: `"lsh"` (default; random-hyperplane LSH, then the
+    /// full cosine on the candidates only: sub-quadratic, about 99.7% of the exact edges) or
+    /// `"exact"` (every pair; quadratic). See [`SynonymSearch`].
+    pub synonym_search: SynonymSearch,
 }
 
 impl Default for GraphConfig {
@@ -108,6 +112,7 @@ impl Default for GraphConfig {
             synonym_weight: 1.0,
             synonym_min_alnum: 3,
             context_weight: 1.0,
+            synonym_search: SynonymSearch::default(),
         }
     }
 }

@@ -487,6 +487,7 @@ fn incremental_add_equals_one_build_on_generated_data() {
         synonym_top_k: 3,
         synonym_threshold: 0.6,
         synonym_weight: 3.0,
+        synonym_search: SynonymSearch::Exact,
         ..GraphConfig::default()
     };
     let whole = build(config.clone(), &passages, &triples, &e);
@@ -528,7 +529,8 @@ fn bound_prunes_on_unrelated_vectors() {
         .map(|i| Triple::new(&format!("{} {i}", clusters[i % 7]), "r", "Hub", (i % 30) as u32))
         .collect();
     let e = ClusterEmbedder { dim: 128, noise: 0.3 };
-    let mut b = GraphBuilder::new(GraphConfig::default()).unwrap();
+    let exact = GraphConfig { synonym_search: SynonymSearch::Exact, ..GraphConfig::default() };
+    let mut b = GraphBuilder::new(exact.clone()).unwrap();
     b.add_passages(0, &passages, &triples).unwrap();
     b.embed(&e, &mut |_, _| {}).unwrap();
     let stats = b.link_synonyms(&mut |_, _| {}).unwrap();
@@ -536,7 +538,7 @@ fn bound_prunes_on_unrelated_vectors() {
     assert!(stats.above_threshold > 0);
     assert!(stats.exact < stats.pairs, "{stats:?}");
     let g = b.finish().unwrap();
-    assert_eq!(synonym_arcs(&g), brute_force_synonyms(&g, &GraphConfig::default()));
+    assert_eq!(synonym_arcs(&g), brute_force_synonyms(&g, &exact));
 }
 
 #[test]
@@ -681,7 +683,8 @@ fn blocked_knn_across_tiles_matches_brute_force() {
         .map(|(i, pair)| Triple::new(&pair[0], "r", &pair[1], (i % 20) as u32))
         .collect();
     let e = ClusterEmbedder { dim: 128, noise: 0.45 };
-    let config = GraphConfig { synonym_top_k: 5, ..GraphConfig::default() };
+    let config =
+        GraphConfig { synonym_top_k: 5, synonym_search: SynonymSearch::Exact, ..GraphConfig::default() };
     let whole = build(config.clone(), &passages, &triples, &e);
     assert_eq!(whole.counts().entity_nodes, 1100);
     let syn = synonym_arcs(&whole);
@@ -692,6 +695,98 @@ fn blocked_knn_across_tiles_matches_brute_force() {
     let second: Vec<Triple> = triples.iter().filter(|t| t.passage >= 11).cloned().collect();
     let g = build(config, &passages[..11], &first, &e);
     assert!(g.entity_nodes().len() % 32 != 0);
+    let (g, _) = g.extend(11, &passages[11..], &second, &e, &mut |_, _, _| {}).unwrap();
+    assert_eq!(fingerprint(&g), fingerprint(&whole));
+}
+
+/// Entities `xx{i}`: pseudo-random 256-dimensional directions (pairwise cosines near 0);
+/// `yy{i}`: `xx{i}` plus a third of another random vector (cosine ≈ 0.94 with `xx{i}`).
+struct PlantedEmbedder;
+
+impl Embedder for PlantedEmbedder {
+    fn dim(&self) -> usize {
+        256
+    }
+
+    fn embed_batch(&self, texts: &[&str], progress: &mut dyn FnMut(usize, usize)) -> crate::Result<Vec<f32>> {
+        let mut out = Vec::new();
+        for t in texts {
+            let i: u64 = t[2..].parse().unwrap_or(0);
+            let mut v = pseudo_random_vec(fnv(&format!("x{i}")), 256);
+            if t.starts_with("yy") {
+                let noise = pseudo_random_vec(fnv(&format!("noise{i}")), 256);
+                v.iter_mut().zip(&noise).for_each(|(v, n)| *v += 0.35 * n);
+            }
+            l2_normalize(&mut v);
+            out.extend(v);
+        }
+        progress(texts.len(), texts.len());
+        Ok(out)
+    }
+}
+
+#[test]
+fn lsh_finds_planted_pairs_and_only_compares_few() {
+    let n = 400;
+    let passages: Vec<Passage> = (0..40).map(|i| passage(&format!("p{i}"), "", &format!("t{i}"))).collect();
+    let triples: Vec<Triple> =
+        (0..n).map(|i| Triple::new(&format!("xx{i}"), "r", &format!("yy{i}"), (i % 40) as u32)).collect();
+    let config = GraphConfig::default();
+    assert_eq!(config.synonym_search, SynonymSearch::Lsh);
+    let mut b = GraphBuilder::new(config.clone()).unwrap();
+    b.add_passages(0, &passages, &triples).unwrap();
+    b.embed(&PlantedEmbedder, &mut |_, _| {}).unwrap();
+    let stats = b.link_synonyms(&mut |_, _| {}).unwrap();
+    let g = b.finish().unwrap();
+    let arcs = synonym_arcs(&g);
+    // Every planted pair, and nothing else (the random pairs are far below 0.8).
+    let want = brute_force_synonyms(&g, &config);
+    assert_eq!(want.len(), n);
+    assert_eq!(arcs, want);
+    for (&(a, b), _) in &arcs {
+        let name = |id: u32| match g.node(id) {
+            Some(NodeRef::Entity { key, .. }) => key.to_string(),
+            _ => String::new(),
+        };
+        assert_eq!(name(a)[2..], name(b)[2..], "planted partners share the index");
+    }
+    // Full cosines: a small share of the 800·799/2 pairs.
+    assert_eq!(stats.pairs, 800 * 799 / 2);
+    assert!(stats.exact >= n as u64 && stats.exact < stats.pairs / 20, "{stats:?}");
+    assert_eq!(stats.above_threshold, n as u64);
+}
+
+#[test]
+fn lsh_edges_are_true_cosines_and_extending_equals_a_rebuild() {
+    // The 1100 clustered entities of the blocked test, now with the LSH search.
+    let words =
+        ["Kestrel", "Lumen", "Marrow", "Nadir", "Osprey", "Pellucid", "Quarry", "Rune", "Sable", "Tarn"];
+    let names: Vec<String> = (0..1100).map(|i| format!("{} {}", words[i % 10], i / 10)).collect();
+    let passages: Vec<Passage> = (0..20).map(|i| passage(&format!("p{i}"), "", &format!("t{i}"))).collect();
+    let triples: Vec<Triple> = names
+        .chunks(2)
+        .enumerate()
+        .map(|(i, pair)| Triple::new(&pair[0], "r", &pair[1], (i % 20) as u32))
+        .collect();
+    let e = ClusterEmbedder { dim: 128, noise: 0.45 };
+    let config = GraphConfig { synonym_top_k: 5, synonym_weight: 2.0, ..GraphConfig::default() };
+    let whole = build(config.clone(), &passages, &triples, &e);
+    let syn = synonym_arcs(&whole);
+    let exact = brute_force_synonyms(&whole, &config);
+    let v = whole.entity_vectors();
+    let ents = whole.entity_nodes();
+    let ordinal = |id: u32| ents.iter().position(|&x| x == id).unwrap();
+    for (&(a, b), &w) in &syn {
+        let c = crate::embed::dot(v.row(ordinal(a)).unwrap(), v.row(ordinal(b)).unwrap());
+        assert!(c >= config.synonym_threshold, "({a}, {b}): cosine {c}");
+        assert_eq!(w, 2.0 * c, "({a}, {b})");
+    }
+    let found = syn.keys().filter(|k| exact.contains_key(k)).count();
+    assert!(exact.len() > 1000 && found as f64 >= 0.98 * exact.len() as f64, "{found} of {}", exact.len());
+
+    let first: Vec<Triple> = triples.iter().filter(|t| t.passage < 11).cloned().collect();
+    let second: Vec<Triple> = triples.iter().filter(|t| t.passage >= 11).cloned().collect();
+    let g = build(config, &passages[..11], &first, &e);
     let (g, _) = g.extend(11, &passages[11..], &second, &e, &mut |_, _, _| {}).unwrap();
     assert_eq!(fingerprint(&g), fingerprint(&whole));
 }
