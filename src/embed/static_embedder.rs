@@ -261,9 +261,12 @@ impl StaticEmbedder {
 
     /// Embed `text` into `out` (length [`Embedder::dim`]), reusing `ids` and `scratch` as
     /// working space.
-    fn embed_into(&self, text: &str, ids: &mut Vec<u32>, scratch: &mut String, cache: &mut WordCache, out: &mut [f32]) {
+    fn embed_into(&self, text: &str, ids: &mut Vec<u32>, scratch: &mut String, cache: Option<&mut WordCache>, out: &mut [f32]) {
         ids.clear();
-        self.tokenizer.encode_into_cached(text, scratch, cache, ids);
+        match cache {
+            Some(cache) => self.tokenizer.encode_into_cached(text, scratch, cache, ids),
+            None => self.tokenizer.encode_into(text, scratch, ids),
+        }
         out.iter_mut().for_each(|x| *x = 0.0);
         let unk = self.tokenizer.unk_id();
         // Model2Vec's mean over the known tokens; the division by their count is left out
@@ -285,11 +288,12 @@ impl Embedder for StaticEmbedder {
         let n = texts.len();
         let mut out = vec![0.0f32; n * d];
         let (mut ids, mut scratch) = (Vec::new(), String::new());
-        // texts of one batch repeat words (a corpus, entity names and the facts made of them)
-        let mut cache = WordCache::new();
+        // texts of one batch repeat words (a corpus, entity names and the facts made of them);
+        // a single text (a query) has nothing to share
+        let mut cache = (n > 1).then(WordCache::new);
         let every = (n / 100).max(1);
         for (i, (text, row)) in texts.iter().zip(out.chunks_exact_mut(d)).enumerate() {
-            self.embed_into(text, &mut ids, &mut scratch, &mut cache, row);
+            self.embed_into(text, &mut ids, &mut scratch, cache.as_mut(), row);
             if (i + 1) % every == 0 && i + 1 < n {
                 progress(i + 1, n);
             }

@@ -93,6 +93,24 @@ fn read_corpus(body: &[u8]) -> Result<Vec<Passage>> {
         .collect())
 }
 
+/// The bodies of the sections of `kind`, in file order.
+fn find_sections<'a>(sections: &'a [(SectionKind, &'a [u8])], kind: SectionKind) -> impl Iterator<Item = &'a [u8]> + 'a {
+    sections.iter().filter(move |(k, _)| *k == kind).map(|(_, b)| *b)
+}
+
+/// The body of the one section of `kind`.
+///
+/// # Errors
+/// [`Error::IndexCorrupt`] when there is none or more than one.
+pub(super) fn only_section<'a>(sections: &'a [(SectionKind, &'a [u8])], kind: SectionKind) -> Result<&'a [u8]> {
+    let mut it = find_sections(sections, kind);
+    match (it.next(), it.next()) {
+        (Some(b), None) => Ok(b),
+        (None, _) => Err(Error::IndexCorrupt(format!("the {} section is missing", kind.name()))),
+        (Some(_), Some(_)) => Err(Error::IndexCorrupt(format!("two {} sections", kind.name()))),
+    }
+}
+
 /// What [`Index::from_bytes`] left out.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct LoadNotes {
@@ -206,15 +224,7 @@ impl Index {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(Index, LoadNotes)> {
         let sections = split(bytes)?;
-        let find = |kind: SectionKind| sections.iter().filter(move |(k, _)| *k == kind).map(|(_, b)| *b);
-        let one = |kind: SectionKind| -> Result<&[u8]> {
-            let mut it = find(kind);
-            match (it.next(), it.next()) {
-                (Some(b), None) => Ok(b),
-                (None, _) => Err(Error::IndexCorrupt(format!("the {} section is missing", kind.name()))),
-                (Some(_), Some(_)) => Err(Error::IndexCorrupt(format!("two {} sections", kind.name()))),
-            }
-        };
+        let one = |kind: SectionKind| only_section(&sections, kind);
         let config: IndexConfig = serde_json::from_slice(one(SectionKind::Config)?)
             .map_err(|e| Error::IndexCorrupt(format!("section config: {e}")))?;
         let passages = read_corpus(one(SectionKind::Corpus)?)?;
@@ -243,15 +253,8 @@ impl Index {
         notes: &mut LoadNotes,
     ) -> Result<()> {
         let index = self;
-        let find = |kind: SectionKind| sections.iter().filter(move |(k, _)| *k == kind).map(|(_, b)| *b);
-        let one = |kind: SectionKind| -> Result<&[u8]> {
-            let mut it = find(kind);
-            match (it.next(), it.next()) {
-                (Some(b), None) => Ok(b),
-                (None, _) => Err(Error::IndexCorrupt(format!("the {} section is missing", kind.name()))),
-                (Some(_), Some(_)) => Err(Error::IndexCorrupt(format!("two {} sections", kind.name()))),
-            }
-        };
+        let find = |kind: SectionKind| find_sections(sections, kind);
+        let one = |kind: SectionKind| only_section(sections, kind);
         let given = |slot: EmbedderSlot| embedders.iter().find(|(s, _)| *s == slot).map(|(_, e)| e.clone());
         let check = |slot: EmbedderSlot, e: &Rc<dyn Embedder>, dim: usize, stored: u32| -> Result<()> {
             let got = fingerprint(e.as_ref())?;

@@ -18,7 +18,7 @@
 
 use std::rc::Rc;
 
-use super::persist::LoadNotes;
+use super::persist::{only_section, LoadNotes};
 use super::{EmbedderSlot, Index};
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
@@ -82,12 +82,9 @@ impl Index {
                 "these bytes hold passages: they are a whole index file, not the extras of one".into(),
             ));
         }
-        let mut configs = sections.iter().filter(|(k, _)| *k == SectionKind::Config);
-        let (Some((_, config)), None) = (configs.next(), configs.next()) else {
-            return Err(Error::IndexCorrupt("the extras need exactly one config section".into()));
-        };
+        let config = only_section(&sections, SectionKind::Config)?;
         let ours = serde_json::to_vec(&self.config).map_err(|e| Error::Config(e.to_string()))?;
-        if *config != ours.as_slice() {
+        if config != ours.as_slice() {
             return Err(Error::IndexCorrupt(
                 "the extras were written with another configuration than this index: they belong to another index file"
                     .into(),
