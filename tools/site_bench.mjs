@@ -9,7 +9,7 @@
 // types the query at once, and reports page load, the widget's load (manifest, wasm, index,
 // embedder, Engine.loadIndex: `loadMs`), the first query's search time, time to first result
 // from navigation start, and bytes transferred. A graph or vector method's widget shows BM25's
-// results first (`firstResultMs`, `firstMethod`, `firstBytes`), then its own (`methodResultMs`,
+// results first (`firstResultMs`, `firstMethod`), then its own (`methodResultMs`,
 // `bytes`). One JSON object on stdout.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -69,7 +69,6 @@ try {
       { timeout: 600_000 },
     );
     const firstResultMs = await page.evaluate(() => performance.now());
-    const firstBytes = bytes;
     let d = await page.evaluate(() => ({ ...document.querySelector('#cairn-search').dataset }));
     if (d.error) throw new Error(d.error);
     const firstMethod = d.shown;
@@ -97,7 +96,6 @@ try {
       searchMs: Number(d.searchMs),
       firstResultMs,
       firstMethod,
-      firstBytes,
       methodResultMs,
       bytes,
       top,

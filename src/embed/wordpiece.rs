@@ -81,7 +81,8 @@ pub struct WordCache {
 }
 
 impl WordCache {
-    /// Words kept at most (about 10 MB with their ids at typical word lengths).
+    /// Words kept at most (each costs its bytes, a map entry and its ids: this bounds the
+    /// memory of one batch's cache).
     pub const MAX_WORDS: usize = 200_000;
 
     /// An empty cache.

@@ -285,12 +285,30 @@ fn gather_sweep(
         *x = y;
         *m = d * y * inv;
     }
-    for &(u, v, delta) in &ws.corrections {
+    add_corrections(change, &ws.corrections, mass, next, next_mass, &ws.scores, &ws.inv_out, d)
+}
+
+/// The overlay's corrections after a gathering sweep: an overlaid arc u → v adds
+/// `mass[u] · delta` to `next[v]` (and so to its next mass); returns the sweep's L1 `change`
+/// with those updates added on, in order.
+#[inline]
+#[allow(clippy::too_many_arguments)]
+fn add_corrections(
+    mut change: f64,
+    corrections: &[(u32, u32, f64)],
+    mass: &[f64],
+    next: &mut [f64],
+    next_mass: &mut [f64],
+    scores: &[f64],
+    inv_out: &[f64],
+    d: f64,
+) -> f64 {
+    for &(u, v, delta) in corrections {
         let v = v as usize;
         let y = next[v] + mass[u as usize] * delta;
-        change += (y - ws.scores[v]).abs() - (next[v] - ws.scores[v]).abs();
+        change += (y - scores[v]).abs() - (next[v] - scores[v]).abs();
         next[v] = y;
-        next_mass[v] = d * y * ws.inv_out[v];
+        next_mass[v] = d * y * inv_out[v];
     }
     change
 }
@@ -349,14 +367,7 @@ fn layout_sweep(ws: &mut PprSolver, layout: &SweepLayout, base: f64, d: f64) -> 
             *m = d * y * inv;
         }
     }
-    for &(u, v, delta) in &ws.corrections {
-        let v = v as usize;
-        let y = next[v] + mass[u as usize] * delta;
-        change += (y - ws.scores[v]).abs() - (next[v] - ws.scores[v]).abs();
-        next[v] = y;
-        next_mass[v] = d * y * ws.inv_out[v];
-    }
-    change
+    add_corrections(change, &ws.corrections, mass, next, next_mass, &ws.scores, &ws.inv_out, d)
 }
 
 /// The rows of [`layout_sweep`] with AVX2: four arcs per step (one 32-byte load split into
