@@ -724,6 +724,14 @@ impl MiniLm {
         self.inner.dim() as u32
     }
 
+    /// The model's input ids for `text`: `[CLS]`, its WordPiece ids, `[SEP]`, at most 256 ids
+    /// (the text is cut there, as [`MiniLm::embed`] cuts it). For running the same inputs through
+    /// another runtime (the MiniLM runtime comparison in `tools/minilm_compare.mjs`).
+    #[wasm_bindgen(js_name = tokenIds)]
+    pub fn token_ids(&self, text: &str) -> Vec<u32> {
+        self.inner.token_ids(text)
+    }
+
     /// Embed `texts`: a `Float32Array` of `texts.length × dims` values, row `i` for `texts[i]`,
     /// unit L2 norm (the zero vector for a text with no tokens). Texts are cut at 256 tokens.
     /// Runs in batches of 16 (length-sorted); call it with a few texts at a time to keep a
