@@ -83,8 +83,9 @@ let info = { methods: [], version: '' };
 let embedderFiles = null;
 // The download of the embedder's files in progress, so that 'cancel-embedder' can stop it.
 let embedderDownload = null;
-// The MiniLM transformer once loaded: {model (a MiniLm), dims, vectors (Float32Array, rows of
-// passages 0..count), count}. Its vectors follow the engine's corpus (see the header).
+// The MiniLM transformer once loaded: {model (a MiniLm), dims, vectors (Float32Array, one row of
+// dims per passage position), embedded (Uint8Array, 1 where that row holds the passage's vector),
+// count (how many are 1)}. Its vectors follow the engine's corpus (see the header).
 let minilm = null;
 // Set by 'cancel-embedder' while MiniLM embeds; the embedding loop stops at its next batch.
 let minilmCancel = false;
@@ -249,7 +250,7 @@ function indexBatch(batch, replace, labels, extraTiming) {
     engine.free();
     engine = target;
     sourceNames = batch.map((src) => src.name);
-    if (minilm) minilm.count = 0;
+    forgetMinilmVectors(0);
   } else {
     sourceNames = sourceNames.concat(batch.map((src) => src.name));
   }
@@ -272,7 +273,7 @@ function indexBatch(batch, replace, labels, extraTiming) {
  */
 function restore(before) {
   engine.truncate(before.passages);
-  if (minilm) minilm.count = Math.min(minilm.count, before.passages);
+  forgetMinilmVectors(before.passages);
   if (before.built && !engine.stats().built) build(engine, 'restoring');
 }
 
@@ -481,7 +482,7 @@ async function loadMinilm(id) {
     try {
       const mod = await minilmModule(wasmBytes);
       const model = new mod.MiniLm(modelBytes);
-      minilm = { model, dims: model.dims, vectors: new Float32Array(0), count: 0 };
+      minilm = { model, dims: model.dims, vectors: new Float32Array(0), embedded: new Uint8Array(0), count: 0 };
     } catch (err) {
       fail(err);
       return;
@@ -507,27 +508,70 @@ async function loadMinilm(id) {
 }
 
 /**
- * Embed the engine's passages from `minilm.count` on, then attach all MiniLM vectors to the
- * engine. Returns false when a cancel paused it (the vectors so far are kept).
+ * Forget the MiniLM vectors of every passage from position `keep` on (0: all of them, after the
+ * index was replaced; the earlier passage count after a failed add was undone).
+ */
+function forgetMinilmVectors(keep) {
+  if (!minilm) return;
+  const { embedded } = minilm;
+  for (let i = keep; i < embedded.length; i += 1) {
+    if (embedded[i]) {
+      embedded[i] = 0;
+      minilm.count -= 1;
+    }
+  }
+}
+
+/**
+ * Embed the engine's passages that have no MiniLM vector yet, then attach all MiniLM vectors to
+ * the engine. Returns false when a cancel paused it (the vectors so far are kept, and the next
+ * call embeds only the passages still missing).
+ *
+ * The missing passages run in order of their token count, MINILM_BATCH at a time: a batch is
+ * padded to its longest text, so batches of similar lengths do the least padded work. The
+ * progress carries `etaMs`, the time left at the rate of the tokens embedded so far (null before
+ * the first batch).
  */
 async function embedMinilm() {
   const total = engine.stats().passages;
-  const { dims } = minilm;
-  if (minilm.vectors.length < total * dims) {
+  const { dims, model } = minilm;
+  if (minilm.embedded.length < total) {
     const grown = new Float32Array(total * dims);
-    grown.set(minilm.vectors.subarray(0, minilm.count * dims));
+    grown.set(minilm.vectors.subarray(0, Math.min(minilm.vectors.length, total * dims)));
     minilm.vectors = grown;
+    const marks = new Uint8Array(total);
+    marks.set(minilm.embedded);
+    minilm.embedded = marks;
   }
-  for (let start = minilm.count; start < total; start += MINILM_BATCH) {
-    post({ type: 'progress', phase: 'embedding-minilm', done: start, total });
+  const { embedded } = minilm;
+  let first = 0;
+  while (first < total && embedded[first]) first += 1;
+  const texts = first < total ? engine.passageTexts(first, total) : [];
+  const todo = [];
+  for (let i = first; i < total; i += 1) {
+    const text = texts[i - first];
+    if (!embedded[i]) todo.push({ row: i, text, tokens: model.tokenIds(text).length });
+  }
+  todo.sort((a, b) => a.tokens - b.tokens || a.row - b.row);
+  let tokensLeft = todo.reduce((n, t) => n + t.tokens, 0);
+  let tokensDone = 0;
+  const t0 = now();
+  for (let start = 0; start < todo.length; start += MINILM_BATCH) {
+    const etaMs = tokensDone > 0 ? Math.round(((now() - t0) / tokensDone) * tokensLeft) : null;
+    post({ type: 'progress', phase: 'embedding-minilm', done: minilm.count, total, etaMs });
     await yieldToMessages();
     if (minilmCancel) return false;
-    const texts = engine.passageTexts(start, Math.min(total, start + MINILM_BATCH));
-    minilm.vectors.set(minilm.model.embed(texts), start * dims);
-    minilm.count = start + texts.length;
+    const batch = todo.slice(start, start + MINILM_BATCH);
+    const vectors = model.embed(batch.map((t) => t.text));
+    batch.forEach((t, j) => {
+      minilm.vectors.set(vectors.subarray(j * dims, (j + 1) * dims), t.row * dims);
+      embedded[t.row] = 1;
+      minilm.count += 1;
+      tokensDone += t.tokens;
+      tokensLeft -= t.tokens;
+    });
   }
-  post({ type: 'progress', phase: 'embedding-minilm', done: total, total });
-  const model = minilm.model;
+  post({ type: 'progress', phase: 'embedding-minilm', done: total, total, etaMs: 0 });
   engine.attachVectors('minilm', dims, minilm.vectors.subarray(0, total * dims), (text) => model.embed([text]));
   return true;
 }
@@ -784,7 +828,7 @@ async function loadIndexBytes(bytes, name, extraTiming = {}) {
   engine.free();
   engine = target;
   sourceNames = [name];
-  if (minilm) minilm.count = 0;
+  forgetMinilmVectors(0);
   post({
     type: 'ready',
     stats: engine.stats(),

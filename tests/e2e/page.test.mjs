@@ -483,7 +483,9 @@ test('(ix) Dense (MiniLM transformer) loads on demand, pauses on Cancel without 
   try {
     await page.waitForFunction(
       () => {
-        const m = /^Embedding passages with MiniLM: (\d+) of 997$/.exec(document.getElementById('progress-label').textContent);
+        // after the first batch the label also says the time left at the rate so far
+        const m = /^Embedding passages with MiniLM: (\d+) of 997 \((under a minute|about \d+ minutes?|about \d+ h \d+ min) left\)$/
+          .exec(document.getElementById('progress-label').textContent);
         return m && Number(m[1]) >= 16;
       },
       null,

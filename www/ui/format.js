@@ -21,6 +21,14 @@ export function ms(x) {
   return `${Math.round(x)} ms`;
 }
 
+/** A time left, rounded as a person says it: "under a minute", "about 4 minutes", "about 1 h 20 min". */
+export function timeLeft(msLeft) {
+  const minutes = Math.round(msLeft / 60000);
+  if (msLeft < 45000) return 'under a minute';
+  if (minutes < 60) return `about ${Math.max(1, minutes)} minute${minutes === 1 ? '' : 's'}`;
+  return `about ${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
 export function shorten(s, n = 26) {
   return s.length > n ? `${s.slice(0, n - 1)}…` : s;
 }

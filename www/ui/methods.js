@@ -1,6 +1,6 @@
 // The method selector and what each method needs, from the engine's methods().
 import { el } from './dom.js';
-import { fmt } from './format.js';
+import { fmt, timeLeft } from './format.js';
 import { state } from './state.js';
 
 // The method selector lists every method of the engine's methods() (name, label, family and
@@ -67,6 +67,14 @@ export function embedderFor(method) {
 }
 export const EMBEDDER_NAMES = { static: 'the embeddings', minilm: 'MiniLM', graph: 'the knowledge graph', cage: 'CAGE' };
 export const NOT_IN_BUILD = 'not in this build';
+/**
+ * MiniLM passages embedded per second in the page, for the time a user is told to expect before
+ * it starts: passages of about 80 tokens (the demo's and 2WikiMultihopQA's) on one core of a
+ * 2-core machine in headless Chromium (tools/minilm_compare.mjs, bench:browser dense-minilm).
+ * Once it runs, the progress shows the time left at the measured rate.
+ */
+const MINILM_PASSAGES_PER_SECOND = 5;
+
 /** Shown on MiniLM and CAGE while `npm start` is still building the transformer package. */
 export const TRANSFORMER_BUILDING = 'still being built';
 
@@ -138,8 +146,13 @@ export function renderMethods() {
   if (state.embedderLoad) hint = `Loading ${EMBEDDER_NAMES[state.embedderLoad.embedder]}…`;
   else if (info.needs.embedder === 'minilm') {
     const m = state.minilm;
-    if (!m) hint = 'MiniLM first downloads 38 MB (model and engine) from this site, then embeds every passage: about 3 passages a second.';
-    else if (m.embedded < m.passages) hint = `MiniLM: ${fmt(m.embedded)} of ${fmt(m.passages)} passages embedded; a search embeds the rest first.`;
+    const passages = state.stats ? state.stats.passages : 0;
+    if (!m) {
+      hint = `MiniLM first downloads 38 MB (model and engine) from this site, then embeds every passage, about ${MINILM_PASSAGES_PER_SECOND} a second`
+        + (passages > 0 ? `: ${timeLeft((passages / MINILM_PASSAGES_PER_SECOND) * 1000)} for these ${fmt(passages)} passages.` : '.');
+    } else if (m.embedded < m.passages) {
+      hint = `MiniLM: ${fmt(m.embedded)} of ${fmt(m.passages)} passages embedded; a search embeds the rest first (${timeLeft(((m.passages - m.embedded) / MINILM_PASSAGES_PER_SECOND) * 1000)}).`;
+    }
     else hint = `MiniLM loaded: ${m.dims}-d, ${fmt(m.embedded)} passages embedded.`;
   } else if (info.needs.cage) {
     hint = cageHint(chosen);

@@ -1,6 +1,6 @@
 // The progress bar of the running engine request, and the page's busy state.
 import { el } from './dom.js';
-import { fmt, mb } from './format.js';
+import { fmt, mb, timeLeft } from './format.js';
 import { state } from './state.js';
 import { render } from './status.js';
 
@@ -22,7 +22,7 @@ export const PHASES = {
 };
 export const COUNTED_PHASES = ['loading-index', 'indexing', 'restoring', 'embedding', 'embedding-minilm', 'extract', 'graph-embed', 'synonyms', 'llm-openie'];
 
-export function showProgress({ phase, done, total, name, what }) {
+export function showProgress({ phase, done, total, name, what, etaMs }) {
   const label = phase === 'download' && what === 'minilm'
     ? 'Downloading MiniLM (model and engine)'
     : phase === 'download' && what === 'cage'
@@ -46,7 +46,8 @@ export function showProgress({ phase, done, total, name, what }) {
   el.progress.max = Math.max(1, total);
   el.progress.value = Math.min(done, total);
   if (COUNTED_PHASES.includes(phase)) {
-    el.progressLabel.textContent = `${label}: ${fmt(done)} of ${fmt(total)}`;
+    const left = Number.isFinite(etaMs) && etaMs > 0 && done < total ? ` (${timeLeft(etaMs)} left)` : '';
+    el.progressLabel.textContent = `${label}: ${fmt(done)} of ${fmt(total)}${left}`;
   } else if (phase === 'adding' && name) {
     el.progressLabel.textContent = `${label} ${name} (${done + 1} of ${total})`;
   } else {
