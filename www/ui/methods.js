@@ -69,9 +69,10 @@ export const EMBEDDER_NAMES = { static: 'the embeddings', minilm: 'MiniLM', grap
 export const NOT_IN_BUILD = 'not in this build';
 /**
  * MiniLM passages embedded per second in the page, for the time a user is told to expect before
- * it starts: passages of about 80 tokens (the demo's and 2WikiMultihopQA's) on one core of a
- * 2-core machine in headless Chromium (tools/minilm_compare.mjs, bench:browser dense-minilm).
- * Once it runs, the progress shows the time left at the measured rate.
+ * it starts: `bench:browser dense-minilm --limit 200` measured 6.2 on 2WikiMultihopQA passages
+ * (85.6 tokens on average) on a 2-core machine in headless Chromium; rounded down, as longer
+ * passages and slower machines take longer. Once it runs, the progress shows the time left at
+ * the rate measured then.
  */
 const MINILM_PASSAGES_PER_SECOND = 5;
 
