@@ -47,30 +47,52 @@ pub fn min_max(x: &[f32], if_flat: f64) -> Vec<f64> {
 /// The top `k` facts by cosine (ties: lower fact id first), with their min–max normalised
 /// scores over all facts (METHOD.md §3: "score every fact by cosine; keep the top linking_top_k";
 /// without an LLM the recognition-memory filter of HippoRAG 2 is skipped and the facts are kept as
-/// they are). When all facts score the same, each normalised score is 1.
+/// they are). When all facts score the same, each normalised score is 1; a non-finite cosine
+/// ranks last and normalises as [`min_max`] does it. One pass over `cosines` (every fact of the
+/// graph, per query) keeping the best `k` in a sorted buffer: O(n + k²) time, O(k) memory.
 pub fn top_facts(cosines: &[f32], k: usize) -> Vec<ScoredFact> {
-    let norm = min_max(cosines, 1.0);
-    let mut order: Vec<u32> = (0..cosines.len() as u32).collect();
-    let key = |i: u32| {
-        let c = cosines[i as usize];
-        if c.is_finite() {
-            c
-        } else {
-            f32::NEG_INFINITY
-        }
-    };
-    let cmp = |a: &u32, b: &u32| key(*b).total_cmp(&key(*a)).then(a.cmp(b));
     if k == 0 {
         return Vec::new();
     }
-    if order.len() > k {
-        order.select_nth_unstable_by(k - 1, cmp);
-        order.truncate(k);
+    let key = |c: f32| if c.is_finite() { c } else { f32::NEG_INFINITY };
+    let (mut lo, mut hi) = (f32::INFINITY, f32::NEG_INFINITY);
+    // (key, fact) best first; facts come in increasing id, so a tie never displaces a kept one.
+    let mut best: Vec<(f32, u32)> = Vec::with_capacity(k + 1);
+    for (i, &c) in cosines.iter().enumerate() {
+        if c.is_finite() {
+            lo = lo.min(c);
+            hi = hi.max(c);
+        }
+        let x = key(c);
+        if best.len() == k {
+            match best.last() {
+                Some(last) if x.total_cmp(&last.0).is_gt() => {
+                    best.pop();
+                }
+                _ => continue,
+            }
+        }
+        let at = best.partition_point(|b| b.0.total_cmp(&x).is_ge());
+        best.insert(at, (x, i as u32));
     }
-    order.sort_unstable_by(cmp);
-    order
-        .into_iter()
-        .map(|f| ScoredFact { fact: f, cosine: cosines[f as usize], score: norm[f as usize] })
+    let (lo, hi) = (f64::from(lo), f64::from(hi));
+    let flat = !(lo.is_finite() && hi.is_finite()) || hi - lo <= 0.0;
+    best.into_iter()
+        .map(|(_, f)| {
+            let cosine = cosines[f as usize];
+            let score = if flat {
+                if lo.is_finite() {
+                    1.0
+                } else {
+                    0.0
+                }
+            } else if !cosine.is_finite() {
+                0.0
+            } else {
+                (f64::from(cosine) - lo) / (hi - lo)
+            };
+            ScoredFact { fact: f, cosine, score }
+        })
         .collect()
 }
 

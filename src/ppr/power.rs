@@ -25,11 +25,24 @@
 //! stops after 14 (top 5) or 16 (top 10) sweeps instead of 20. Ties in the fixed point never
 //! certify: the L1 rule decides then.
 //!
-//! **Gathering.** On a symmetric graph ([`CsrGraph::new_symmetric`], the knowledge graph) a
-//! sweep is one pass over the nodes that gathers `Σ w·mass[u]` along each node's own arcs (reads
-//! only; two accumulators per row), writes the next scores and the next sweep's masses and sums
-//! the L1 change; the overlay's few arcs are corrections added afterwards. Other graphs scatter
-//! along the arcs as before.
+//! **Gathering, Gauss–Seidel.** On a symmetric graph ([`CsrGraph::new_symmetric`], the knowledge
+//! graph) a sweep is one pass over the nodes that gathers `Σ w·mass[u]` along each node's own
+//! arcs (the stored weight of v → u is that of u → v), adds the overlay's few arcs as
+//! corrections of the node's sum (`delta·mass[u]` per overlaid arc u → v), and writes the node's
+//! new score and, at once, its new mass `d·π[v]/out(v)` in place: the rows after it read the new
+//! mass (Gauss–Seidel; Jacobi reads only the last sweep's). The fixed point is the same; by the
+//! Stein–Rosenberg theorem (Varga, *Matrix Iterative Analysis*, §3.3) Gauss–Seidel's rate is
+//! at least Jacobi's for this nonnegative splitting, and on the 2wiki-6k graph it needs about
+//! 60% of the sweeps (docs/method/speed.md §10).
+//!
+//! The L1 bound above still holds after a Gauss–Seidel sweep. Let `Δ = π_k − π_{k−1}` and `ρ`
+//! the residual `(1−d+d·D(π_k))·r + d·Pᵀπ_k − π_k`. Row v of the sweep read the old mass of every
+//! node u after it (and of itself), so `ρ_v = Σ_{u ≥ v} w'(u→v)·(mass_k[u] − mass_{k−1}[u])`
+//! plus `d·r_v·ΔD` from the dangling mass, which the sweep took from `π_{k−1}`. Summed over v,
+//! node u's arcs contribute at most `Σ_v w'(u→v)·d·|Δ_u|/out'(u) = d·|Δ_u|` (w', out' the
+//! overlaid weights: the stored weights plus the corrections), and a dangling node `d·|Δ_u|`
+//! through `D`, so `‖ρ‖₁ ≤ d·‖Δ‖₁`, and `‖π_k − π‖₁ ≤ ‖ρ‖₁/(1−d) ≤ d/(1−d)·‖Δ‖₁` because
+//! `(I − d·Pᵀ)⁻¹` has L1 norm at most `1/(1−d)`. Other graphs scatter along the arcs (Jacobi).
 
 #[cfg(target_arch = "x86_64")]
 use super::layout::SweepArc;
@@ -66,6 +79,11 @@ pub(super) fn solve(
         }
         None => ranked,
     };
+    // The gathering sweeps read a row's corrections with the row: in order of target (stable,
+    // so a target's corrections keep their order).
+    ws.corrections.sort_by_key(|c| c.1);
+    // Gauss–Seidel on a symmetric graph (module docs): one mass array, updated in place.
+    let in_place = layout.is_some() || graph.symmetric;
 
     ws.scores.clear();
     ws.scores.extend_from_slice(&ws.teleport);
@@ -98,7 +116,9 @@ pub(super) fn solve(
             scatter_sweep(ws, offsets, targets, weights, base, d)
         };
         std::mem::swap(&mut ws.scores, &mut ws.next);
-        std::mem::swap(&mut ws.mass, &mut ws.next_mass);
+        if !in_place {
+            std::mem::swap(&mut ws.mass, &mut ws.next_mass);
+        }
         if change < config.tolerance {
             break;
         }
@@ -246,9 +266,23 @@ fn mass_at(mass: &[f64], t: u32) -> f64 {
     unsafe { *mass.get_unchecked(t as usize) }
 }
 
-/// One sweep on a symmetric graph, in one pass over the nodes: `next[v] = base·r[v] + Σ_{v→u}
-/// w·mass[u]` (the stored weight of v → u is that of u → v), plus the overlay's corrections;
-/// also the next sweep's `mass` and the L1 change, which it returns.
+/// The overlay's corrections into row `v` (`corrections` sorted by target, from `*cursor` on):
+/// `Σ delta · mass[u]` over the overlaid arcs u → v, advancing `*cursor` past them.
+#[inline(always)]
+fn corrections_into(v: usize, corrections: &[(u32, u32, f64)], cursor: &mut usize, mass: &[f64]) -> f64 {
+    let mut sum = 0.0;
+    while let Some(&(u, _, delta)) = corrections.get(*cursor).filter(|c| c.1 as usize == v) {
+        sum += mass.get(u as usize).copied().unwrap_or(0.0) * delta;
+        *cursor += 1;
+    }
+    sum
+}
+
+/// One Gauss–Seidel sweep on a symmetric graph, in one pass over the nodes in order:
+/// `next[v] = base·r[v] + Σ_{v→u} w·mass[u] + Σ_{overlaid u→v} delta·mass[u]` (the stored weight
+/// of v → u is that of u → v; `ws.corrections` sorted by target), and `mass[v] = d·next[v]/out(v)`
+/// written back at once, so the rows after `v` read its new mass (module docs). Returns the L1
+/// change from `ws.scores`.
 fn gather_sweep(
     ws: &mut PprSolver,
     offsets: &[u32],
@@ -257,74 +291,53 @@ fn gather_sweep(
     base: f64,
     d: f64,
 ) -> f64 {
-    let (mass, next, next_mass) = (&ws.mass, &mut ws.next, &mut ws.next_mass);
+    let (mass, next) = (&mut ws.mass, &mut ws.next);
+    let (scores, teleport, inv_out) = (&ws.scores, &ws.teleport, &ws.inv_out);
     let n = offsets.len().saturating_sub(1);
-    if mass.len() != n || next.len() != n {
+    if [mass.len(), next.len(), scores.len(), teleport.len(), inv_out.len()].iter().any(|&l| l != n) {
         // Not reachable: the solver sizes its buffers to the graph. Keeps `mass_at` in bounds.
         return f64::INFINITY;
     }
+    let mut cursor = 0;
     let mut change = 0.0f64;
-    let rows =
-        next.iter_mut().zip(next_mass.iter_mut()).zip(ws.scores.iter().zip(&ws.teleport)).zip(&ws.inv_out);
-    for (v, (((x, m), (&p, &r)), &inv)) in rows.enumerate() {
+    for v in 0..n {
         let (lo, hi) = (offsets[v] as usize, offsets[v + 1] as usize);
         let (ts, wsl) = (&targets[lo..hi], &weights[lo..hi]);
+        let m: &[f64] = mass;
         // Two accumulators: rows are short, so one add chain would bound the sweep.
         let (mut a0, mut a1) = (0.0f64, 0.0f64);
         let mut pairs_t = ts.chunks_exact(2);
         let mut pairs_w = wsl.chunks_exact(2);
         for (t, w) in (&mut pairs_t).zip(&mut pairs_w) {
-            a0 += mass_at(mass, t[0]) * f64::from(w[0]);
-            a1 += mass_at(mass, t[1]) * f64::from(w[1]);
+            a0 += mass_at(m, t[0]) * f64::from(w[0]);
+            a1 += mass_at(m, t[1]) * f64::from(w[1]);
         }
         if let (Some(&t), Some(&w)) = (pairs_t.remainder().first(), pairs_w.remainder().first()) {
-            a0 += mass_at(mass, t) * f64::from(w);
+            a0 += mass_at(m, t) * f64::from(w);
         }
-        let y = base * r + (a0 + a1);
-        change += (y - p).abs();
-        *x = y;
-        *m = d * y * inv;
-    }
-    add_corrections(change, &ws.corrections, mass, next, next_mass, &ws.scores, &ws.inv_out, d)
-}
-
-/// The overlay's corrections after a gathering sweep: an overlaid arc u → v adds
-/// `mass[u] · delta` to `next[v]` (and so to its next mass); returns the sweep's L1 `change`
-/// with those updates added on, in order.
-#[inline]
-#[allow(clippy::too_many_arguments)]
-fn add_corrections(
-    mut change: f64,
-    corrections: &[(u32, u32, f64)],
-    mass: &[f64],
-    next: &mut [f64],
-    next_mass: &mut [f64],
-    scores: &[f64],
-    inv_out: &[f64],
-    d: f64,
-) -> f64 {
-    for &(u, v, delta) in corrections {
-        let v = v as usize;
-        let y = next[v] + mass[u as usize] * delta;
-        change += (y - scores[v]).abs() - (next[v] - scores[v]).abs();
+        let sum = (a0 + a1) + corrections_into(v, &ws.corrections, &mut cursor, m);
+        let y = base * teleport[v] + sum;
+        change += (y - scores[v]).abs();
         next[v] = y;
-        next_mass[v] = d * y * inv_out[v];
+        mass[v] = d * y * inv_out[v];
     }
     change
 }
 
 /// [`gather_sweep`] on a [`SweepLayout`] (every vector in its numbering): each row is a run of
 /// `(target, weight)` pairs padded to a multiple of [`LANES`], summed with [`LANES`]
-/// independent accumulators; the overlay's corrections as in [`gather_sweep`].
+/// independent accumulators, then its overlay corrections; the same Gauss–Seidel order.
 fn layout_sweep(ws: &mut PprSolver, layout: &SweepLayout, base: f64, d: f64) -> f64 {
-    let (mass, next, next_mass) = (&ws.mass, &mut ws.next, &mut ws.next_mass);
+    let (mass, next) = (&mut ws.mass, &mut ws.next);
+    let (scores, teleport, inv_out) = (&ws.scores, &ws.teleport, &ws.inv_out);
     let (offsets, arcs) = (&layout.offsets, &layout.arcs);
     let n = layout.node_count();
-    if mass.len() != n || next.len() != n || next_mass.len() != n || offsets.len() != n + 1 {
+    if [mass.len(), next.len(), scores.len(), teleport.len(), inv_out.len()].iter().any(|&l| l != n)
+        || offsets.len() != n + 1
+    {
         // Not reachable: the solver sizes its buffers to the graph. Keeps `mass_at` in bounds.
         return f64::INFINITY;
     }
-    let mut change = 0.0f64;
     #[cfg(target_arch = "x86_64")]
     let vector = std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
     #[cfg(not(target_arch = "x86_64"))]
@@ -333,68 +346,72 @@ fn layout_sweep(ws: &mut PprSolver, layout: &SweepLayout, base: f64, d: f64) -> 
         #[cfg(target_arch = "x86_64")]
         {
             // SAFETY: AVX2 and FMA were detected; every arc's target is below n = mass.len()
-            // (the layout is built from checked arrays) and every row's length is a multiple
-            // of LANES (SweepLayout::new pads them).
-            change = unsafe {
+            // (the layout is built from checked arrays), every row's length is a multiple of
+            // LANES (SweepLayout::new pads them), and every vector has n entries (checked above).
+            return unsafe {
                 layout_rows_avx2(
                     mass,
                     offsets,
                     arcs,
-                    (next, next_mass),
-                    (&ws.scores, &ws.teleport, &ws.inv_out),
+                    next,
+                    (scores, teleport, inv_out),
+                    &ws.corrections,
                     base,
                     d,
                 )
             };
         }
-    } else {
-        let rows = next
-            .iter_mut()
-            .zip(next_mass.iter_mut())
-            .zip(ws.scores.iter().zip(&ws.teleport))
-            .zip(&ws.inv_out);
-        for (v, (((x, m), (&p, &r)), &inv)) in rows.enumerate() {
-            let row = &arcs[offsets[v] as usize..offsets[v + 1] as usize];
-            let mut acc = [0.0f64; LANES];
-            for step in row.chunks_exact(LANES) {
-                for (a, arc) in acc.iter_mut().zip(step) {
-                    *a += mass_at(mass, arc.target) * f64::from(arc.weight);
-                }
-            }
-            let y = base * r + ((acc[0] + acc[1]) + (acc[2] + acc[3]));
-            change += (y - p).abs();
-            *x = y;
-            *m = d * y * inv;
-        }
     }
-    add_corrections(change, &ws.corrections, mass, next, next_mass, &ws.scores, &ws.inv_out, d)
+    let mut cursor = 0;
+    let mut change = 0.0f64;
+    for v in 0..n {
+        let row = &arcs[offsets[v] as usize..offsets[v + 1] as usize];
+        let m: &[f64] = mass;
+        let mut acc = [0.0f64; LANES];
+        for step in row.chunks_exact(LANES) {
+            for (a, arc) in acc.iter_mut().zip(step) {
+                *a += mass_at(m, arc.target) * f64::from(arc.weight);
+            }
+        }
+        let sum =
+            ((acc[0] + acc[1]) + (acc[2] + acc[3])) + corrections_into(v, &ws.corrections, &mut cursor, m);
+        let y = base * teleport[v] + sum;
+        change += (y - scores[v]).abs();
+        next[v] = y;
+        mass[v] = d * y * inv_out[v];
+    }
+    change
 }
 
 /// The rows of [`layout_sweep`] with AVX2: four arcs per step (one 32-byte load split into
 /// targets and weights, a gather of the four masses, one fused multiply-add into four `f64`
-/// lanes), the lanes summed at the row's end. Returns the L1 change of the rows.
+/// lanes), the lanes summed at the row's end, the row's corrections added, and its new mass
+/// written in place. Returns the L1 change of the sweep.
 ///
 /// # Safety
 /// The CPU has AVX2 and FMA; `offsets` has `n + 1` entries, every row `offsets[v]..offsets[v+1]`
-/// of `arcs` has a multiple of [`LANES`] arcs, every target is below `mass.len()`, and `next`,
-/// `next_mass`, `scores`, `teleport`, `inv_out` have `n` entries.
+/// of `arcs` has a multiple of [`LANES`] arcs, every target is below `mass.len()`, and `mass`,
+/// `next`, `scores`, `teleport`, `inv_out` have `n` entries.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
+#[allow(clippy::too_many_arguments)]
 unsafe fn layout_rows_avx2(
-    mass: &[f64],
+    mass: &mut [f64],
     offsets: &[u32],
     arcs: &[SweepArc],
-    (next, next_mass): (&mut [f64], &mut [f64]),
+    next: &mut [f64],
     (scores, teleport, inv_out): (&[f64], &[f64], &[f64]),
+    corrections: &[(u32, u32, f64)],
     base: f64,
     d: f64,
 ) -> f64 {
     use std::arch::x86_64::*;
     let split = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
     let base_ptr = arcs.as_ptr();
+    let mass_ptr = mass.as_mut_ptr();
+    let mut cursor = 0;
     let mut change = 0.0f64;
-    let rows = next.iter_mut().zip(next_mass.iter_mut()).zip(scores.iter().zip(teleport)).zip(inv_out);
-    for (v, (((x, m), (&p, &r)), &inv)) in rows.enumerate() {
+    for v in 0..next.len() {
         let (lo, hi) = (*offsets.get_unchecked(v) as usize, *offsets.get_unchecked(v + 1) as usize);
         let mut acc = _mm256_setzero_pd();
         let mut a = lo;
@@ -403,16 +420,20 @@ unsafe fn layout_rows_avx2(
             let parts = _mm256_permutevar8x32_epi32(raw, split);
             let idx = _mm256_castsi256_si128(parts);
             let w = _mm256_cvtps_pd(_mm_castsi128_ps(_mm256_extracti128_si256::<1>(parts)));
-            let g = _mm256_i32gather_pd::<8>(mass.as_ptr(), idx);
+            let g = _mm256_i32gather_pd::<8>(mass_ptr.cast_const(), idx);
             acc = _mm256_fmadd_pd(g, w, acc);
             a += LANES;
         }
         let pair = _mm_add_pd(_mm256_castpd256_pd128(acc), _mm256_extractf128_pd::<1>(acc));
-        let sum = _mm_cvtsd_f64(_mm_add_sd(pair, _mm_unpackhi_pd(pair, pair)));
-        let y = base * r + sum;
-        change += (y - p).abs();
-        *x = y;
-        *m = d * y * inv;
+        let mut sum = _mm_cvtsd_f64(_mm_add_sd(pair, _mm_unpackhi_pd(pair, pair)));
+        while let Some(&(u, _, delta)) = corrections.get(cursor).filter(|c| c.1 as usize == v) {
+            sum += *mass_ptr.add(u as usize) * delta;
+            cursor += 1;
+        }
+        let y = base * *teleport.get_unchecked(v) + sum;
+        change += (y - *scores.get_unchecked(v)).abs();
+        *next.get_unchecked_mut(v) = y;
+        *mass_ptr.add(v) = d * y * *inv_out.get_unchecked(v);
     }
     change
 }
