@@ -376,8 +376,14 @@ fn is_chinese_char(c: char) -> bool {
 
 /// BertPreTokenizer's punctuation: ASCII punctuation (which includes symbols such as `$+<=>^|~`)
 /// or a Unicode punctuation category (Pc, Pd, Pe, Pf, Pi, Po, Ps).
+/// Every ASCII character in a Unicode punctuation category is ASCII punctuation, so the category
+/// tables (a binary search each) are only read for other characters.
 fn is_bert_punctuation(c: char) -> bool {
-    c.is_ascii_punctuation() || c.is_punctuation()
+    if c.is_ascii() {
+        c.is_ascii_punctuation()
+    } else {
+        c.is_punctuation()
+    }
 }
 
 /// BertNormalizer (clean text, Chinese characters, strip accents, lowercase), appended to `out`.
@@ -419,6 +425,16 @@ fn normalize(text: &str, out: &mut String) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ascii_punctuation_needs_no_category_table() {
+        for b in 0u8..128 {
+            let c = char::from(b);
+            assert_eq!(is_bert_punctuation(c), c.is_ascii_punctuation() || c.is_punctuation(), "{c:?}");
+        }
+        assert!(is_bert_punctuation('$') && is_bert_punctuation('_') && !is_bert_punctuation('a'));
+        assert!(is_bert_punctuation('—') && is_bert_punctuation('«') && !is_bert_punctuation('é'));
+    }
 
     fn wp() -> WordPiece {
         WordPiece::minilm().unwrap()
