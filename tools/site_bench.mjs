@@ -19,7 +19,8 @@
 // embedder (`embedderMs`) and the text pipeline (`textMs`), `Engine.loadIndex` of the base
 // (`baseMs`), `Engine.loadIndexExtras` (`extrasMs`; `loadMs` = base + extras), then the first
 // BM25 search (`bm25Ms`), the first and second searches of the manifest's graph or vector method
-// (`methodMs`, `method2Ms`) and each list's passage ids (to compare two packages' results).
+// (`methodMs`, `method2Ms`), each list's passage ids (to compare two packages' results) and
+// the engine's own steps of the load (`phases`, `Engine.loadPhases`).
 // `--pkg DIR` serves that wasm package (cairn.js, cairn_bg.wasm) instead of DIR's.
 import fs from 'node:fs';
 import os from 'node:os';
@@ -111,6 +112,8 @@ async function loadBench() {
         if (extras) engine.loadIndexExtras(extras);
         lap('extrasMs');
         t.loadMs = Math.round((t.baseMs + t.extrasMs) * 10) / 10;
+        // the engine's own steps (a package without `loadPhases` has none)
+        if (typeof engine.loadPhases === 'function') t.phases = Object.fromEntries(engine.loadPhases());
         const ids = (hits) => hits.map((h) => h.id);
         t.bm25Top = ids(engine.search(q, { k: 5, method: 'bm25' }));
         lap('bm25Ms');

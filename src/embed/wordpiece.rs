@@ -355,8 +355,14 @@ fn is_whitespace(c: char) -> bool {
 }
 
 /// BertNormalizer's control characters: Cc, Cf, Co, except tab, newline and carriage return.
+/// (The only ASCII characters in those categories are Cc, `0x00..=0x1F` and `0x7F`, so the
+/// category tables are only read for other characters.)
 fn is_control(c: char) -> bool {
-    !matches!(c, '\t' | '\n' | '\r') && c.is_other()
+    if c.is_ascii() {
+        c.is_ascii_control() && !matches!(c, '\t' | '\n' | '\r')
+    } else {
+        c.is_other()
+    }
 }
 
 /// BertNormalizer's "Chinese characters": the CJK ideograph blocks.
@@ -415,10 +421,12 @@ fn normalize(text: &str, out: &mut String) {
         }
     }
     for c in cleaned.nfd() {
-        if c.is_mark_nonspacing() {
-            continue;
+        // (no ASCII character is a nonspacing mark, and ASCII lower-cases to ASCII)
+        if c.is_ascii() {
+            out.push(c.to_ascii_lowercase());
+        } else if !c.is_mark_nonspacing() {
+            out.extend(c.to_lowercase());
         }
-        out.extend(c.to_lowercase());
     }
 }
 
@@ -427,12 +435,19 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ascii_punctuation_needs_no_category_table() {
+    fn ascii_needs_no_category_table() {
         for b in 0u8..128 {
             let c = char::from(b);
             assert_eq!(is_bert_punctuation(c), c.is_ascii_punctuation() || c.is_punctuation(), "{c:?}");
         }
         assert!(is_bert_punctuation('$') && is_bert_punctuation('_') && !is_bert_punctuation('a'));
+        for b in 0u8..128 {
+            let c = char::from(b);
+            assert_eq!(is_control(c), !matches!(c, '\t' | '\n' | '\r') && c.is_other(), "{c:?}");
+            assert!(!c.is_mark_nonspacing());
+            assert_eq!(c.to_lowercase().collect::<String>(), c.to_ascii_lowercase().to_string());
+        }
+        assert!(is_control('\u{200B}') && is_control('\u{7}') && !is_control('\n') && !is_control('é'));
         assert!(is_bert_punctuation('—') && is_bert_punctuation('«') && !is_bert_punctuation('é'));
     }
 

@@ -123,18 +123,35 @@ pub struct LoadNotes {
     /// Embedder slots whose passage vectors the file holds but for which no embedder was given
     /// (their methods are not available on the loaded index).
     pub skipped_slots: Vec<EmbedderSlot>,
-    /// Milliseconds spent in each step of the load, in order (`("bm25", 120.0)`, …): natively
-    /// only (empty in wasm, which has no clock here; the page times the whole call).
+    /// Milliseconds spent in each step of the load, in order: `split` (table and checksums),
+    /// `corpus`, `bm25` (rebuilt from the passages), `dense` (passage vectors: the static
+    /// embedder's re-embedded and checked), `text-pipeline`, `graph` (read, entity and fact
+    /// vectors re-embedded, synonym cosines, CSR) and `prepare-graph-search`
+    /// ([`Index::prepare_graph_search`]); only the steps the bytes hold. In wasm the clock is
+    /// JavaScript's `Date.now()` (whole milliseconds).
     pub phases_ms: Vec<(&'static str, f64)>,
 }
 
+/// Milliseconds on a clock for [`LoadNotes::phases_ms`]: natively since the first call, in wasm
+/// `Date.now()`.
+fn now_ms() -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        js_sys::Date::now()
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        START.get_or_init(std::time::Instant::now).elapsed().as_secs_f64() * 1e3
+    }
+}
+
 impl LoadNotes {
-    /// Record that the step `name` took the time since `clock` started, and restart it.
-    fn lap(&mut self, name: &'static str, clock: &mut super::knowledge::Stopwatch) {
-        if let Some(ms) = clock.ms() {
-            self.phases_ms.push((name, ms));
-        }
-        *clock = super::knowledge::Stopwatch::start();
+    /// Record that the step `name` took the time since `*since` ([`now_ms`]), and restart.
+    fn lap(&mut self, name: &'static str, since: &mut f64) {
+        let now = now_ms();
+        self.phases_ms.push((name, now - *since));
+        *since = now;
     }
 }
 
@@ -243,7 +260,7 @@ impl Index {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(Index, LoadNotes)> {
         let mut notes = LoadNotes::default();
-        let mut clock = super::knowledge::Stopwatch::start();
+        let mut clock = now_ms();
         let sections = split(bytes)?;
         notes.lap("split", &mut clock);
         let one = |kind: SectionKind| only_section(&sections, kind);
@@ -292,7 +309,7 @@ impl Index {
             }
             Ok(())
         };
-        let mut clock = super::knowledge::Stopwatch::start();
+        let mut clock = now_ms();
         for body in find(SectionKind::Dense) {
             let mut r = Reader::new(body, "dense");
             let slot = r.u8()?;
