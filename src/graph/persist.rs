@@ -689,7 +689,11 @@ fn embed_read(s: &mut Store, embedder: &dyn Embedder, progress: &mut dyn FnMut(u
         if rows.len() != texts.len() * dim {
             return Err(Error::Model {
                 what: "embedder".into(),
-                message: format!("returned {} floats for {} texts of dimension {dim}", rows.len(), texts.len()),
+                message: format!(
+                    "returned {} floats for {} texts of dimension {dim}",
+                    rows.len(),
+                    texts.len()
+                ),
             });
         }
         *m = VectorMatrix::from_rows(dim, rows)?;
