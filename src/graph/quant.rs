@@ -49,11 +49,12 @@ impl QuantizedRows {
     pub fn new(m: &VectorMatrix) -> Self {
         let dim = m.dim();
         let rows = m.len();
-        let mut data = vec![0i8; rows * dim];
+        let mut data = Vec::with_capacity(rows * dim);
         let mut scale = Vec::with_capacity(rows);
         let mut l1 = Vec::with_capacity(rows);
         if dim > 0 {
-            for (row, codes) in m.as_slice().chunks_exact(dim).zip(data.chunks_exact_mut(dim)) {
+            for row in m.as_slice().chunks_exact(dim) {
+                let at = data.len();
                 // The bits of a non-negative finite f32 order as the number does, and every
                 // non-finite value's bits are ≥ those of infinity: one integer max (which
                 // vectorises, where a float max chain does not) gives max|xᵢ| and says whether the
@@ -66,19 +67,15 @@ impl QuantizedRows {
                     row.iter().fold(0.0f32, |a, &x| if x.is_finite() { a.max(x.abs()) } else { a })
                 };
                 let s = if max > 0.0 { max / 127.0 } else { 0.0 };
-                if s > 0.0 {
-                    if finite {
-                        // (branch-free, so it vectorises: an embedder's rows are finite)
-                        for (c, &x) in codes.iter_mut().zip(row) {
-                            *c = round_code(x / s);
-                        }
-                    } else {
-                        for (c, &x) in codes.iter_mut().zip(row) {
-                            *c = if x.is_finite() { round_code(x / s) } else { 0 };
-                        }
-                    }
+                if s > 0.0 && finite {
+                    // (branch-free, so it vectorises: an embedder's rows are finite)
+                    data.extend(row.iter().map(|&x| round_code(x / s)));
+                } else if s > 0.0 {
+                    data.extend(row.iter().map(|&x| if x.is_finite() { round_code(x / s) } else { 0 }));
+                } else {
+                    data.resize(at + dim, 0);
                 }
-                let sum: i32 = codes.iter().map(|&q| i32::from(q).abs()).sum();
+                let sum: i32 = data[at..].iter().map(|&q| i32::from(q).abs()).sum();
                 scale.push(s);
                 l1.push(s * sum as f32);
             }
