@@ -409,7 +409,9 @@ mod tests {
         let mut ys = vec![0.0f32, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 126.5, -126.5, 127.0, -127.0];
         ys.extend([127.49, 127.5, 128.0, 1e9, -1e9, f32::MAX, f32::MIN]);
         for y in [0.5f32, 1.5, 2.5, 63.5, 126.5] {
-            ys.extend([y.next_down(), y.next_up(), -y.next_down(), -y.next_up()]);
+            // the floats just below and above each tie (positive: one step of the bits)
+            let (below, above) = (f32::from_bits(y.to_bits() - 1), f32::from_bits(y.to_bits() + 1));
+            ys.extend([below, above, -below, -above]);
         }
         let mut state = 7u64;
         for _ in 0..100_000 {
