@@ -1,50 +1,57 @@
-//! Time loading an index file natively, by phase: `cargo run --release --example index_load --
-//! <index.cairn or index.cairn.gz> [runs]`. Prints one JSON object per run: total milliseconds,
-//! and the milliseconds before the first and after the last progress report of each embedding
-//! step (the static passage vectors, then the graph's entity names and fact texts).
+//! Time loading an index natively, by phase: `cargo run --release --example index_load --
+//! <index.cairn[.gz] or the folder `cairn index` wrote> [runs]`. With a folder it opens its
+//! `index.cairn.gz` (the base) and then reads its `extras.cairn.gz` (passage vectors, graph),
+//! as the site loader does. Prints one JSON object per run: gunzip, base load and extras load
+//! in milliseconds, and the phases the loader timed ([`cairn::index::LoadNotes::phases_ms`]).
 
 use std::io::Read;
+use std::path::Path;
 use std::rc::Rc;
 use std::time::Instant;
 
 use cairn::embed::{Embedder, StaticEmbedder};
 use cairn::index::{EmbedderSlot, Index};
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().collect();
-    let path = args.get(1).ok_or("usage: index_load <index file> [runs]")?;
-    let runs: usize = args.get(2).map_or(Ok(3), |r| r.parse())?;
+fn read(path: &Path) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
     let raw = std::fs::read(path)?;
-    let t = Instant::now();
-    let bytes = if path.ends_with(".gz") {
+    if path.extension().is_some_and(|e| e == "gz") {
         let mut out = Vec::new();
         flate2::read::GzDecoder::new(&raw[..]).read_to_end(&mut out)?;
-        out
+        Ok(out)
     } else {
-        raw
+        Ok(raw)
+    }
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let path = Path::new(args.get(1).ok_or("usage: index_load <index file or folder> [runs]")?);
+    let runs: usize = args.get(2).map_or(Ok(3), |r| r.parse())?;
+    let t = Instant::now();
+    let (base, extras) = if path.is_dir() {
+        let x = path.join("extras.cairn.gz");
+        (read(&path.join("index.cairn.gz"))?, if x.exists() { Some(read(&x)?) } else { None })
+    } else {
+        (read(path)?, None)
     };
     let gunzip_ms = t.elapsed().as_secs_f64() * 1e3;
     let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm()?);
+    let slots = [(EmbedderSlot::Static, e.clone())];
     for _ in 0..runs {
         let t = Instant::now();
-        // (total of the step, ms at its first report, ms at its last)
-        let mut steps: Vec<(usize, f64, f64)> = Vec::new();
-        let (index, _) = Index::from_bytes(&bytes, &[(EmbedderSlot::Static, e.clone())], &mut |_, total| {
-            let now = t.elapsed().as_secs_f64() * 1e3;
-            match steps.last_mut() {
-                Some(s) if s.0 == total => s.2 = now,
-                _ => steps.push((total, now, now)),
-            }
-        })?;
-        let total = t.elapsed().as_secs_f64() * 1e3;
-        let steps: Vec<String> = steps
-            .iter()
-            .map(|(n, a, b)| format!("{{\"texts\":{n},\"from_ms\":{a:.1},\"to_ms\":{b:.1}}}"))
-            .collect();
+        let (mut index, notes) = Index::from_bytes(&base, &slots, &mut |_, _| {})?;
+        let base_ms = t.elapsed().as_secs_f64() * 1e3;
+        let mut phases = notes.phases_ms.clone();
+        let t = Instant::now();
+        if let Some(x) = &extras {
+            phases.extend(index.attach_extras(x, &slots, &mut |_, _| {})?.phases_ms);
+        }
+        let extras_ms = t.elapsed().as_secs_f64() * 1e3;
+        let phases: Vec<String> = phases.iter().map(|(k, v)| format!("\"{k}\":{v:.1}")).collect();
         println!(
-            "{{\"gunzip_ms\":{gunzip_ms:.1},\"load_ms\":{total:.1},\"passages\":{},\"steps\":[{}]}}",
+            "{{\"gunzip_ms\":{gunzip_ms:.1},\"base_ms\":{base_ms:.1},\"extras_ms\":{extras_ms:.1},\"passages\":{},\"phases_ms\":{{{}}}}}",
             index.corpus().len(),
-            steps.join(",")
+            phases.join(",")
         );
     }
     Ok(())

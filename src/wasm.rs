@@ -163,6 +163,8 @@ fn from_js<T: serde::de::DeserializeOwned>(v: JsValue) -> Result<T, String> {
 #[wasm_bindgen]
 pub struct Engine {
     inner: crate::engine::Engine,
+    /// The steps of the last `loadIndex` and `loadIndexExtras` and their milliseconds.
+    load_phases: Vec<(&'static str, f64)>,
 }
 
 #[derive(Deserialize)]
@@ -300,7 +302,7 @@ impl Engine {
                 None => IndexConfig::default(),
                 Some(c) => from_js(c).map_err(|e| js_err(format!("invalid configuration: {e}")))?,
             };
-        Ok(Engine { inner: crate::engine::Engine::new(config).map_err(js_err)? })
+        Ok(Engine { inner: crate::engine::Engine::new(config).map_err(js_err)?, load_phases: Vec::new() })
     }
 
     /// Add passages `{id?, title?, text}`; all or nothing. Returns the number added.
@@ -585,8 +587,20 @@ impl Engine {
     #[wasm_bindgen(js_name = loadIndex, unchecked_return_type = "EngineStats")]
     pub fn load_index(&mut self, bytes: &[u8], on_progress: Option<ProgressArg>) -> Result<JsValue, JsError> {
         let on_progress = callback(on_progress);
-        self.inner.load(bytes, &mut phase_progress(&on_progress)).map_err(js_err)?;
+        let notes = self.inner.load(bytes, &mut phase_progress(&on_progress)).map_err(js_err)?;
+        self.load_phases = notes.phases_ms;
         Ok(self.stats_js())
+    }
+
+    /// The steps of the last `loadIndex` (and of `loadIndexExtras` after it) with the
+    /// milliseconds each took, in order: `[["split", 0], ["corpus", 12], ["bm25", 480], …]`
+    /// (`split` checks the table and checksums; `bm25` rebuilds the keyword index from the
+    /// passages; `dense` re-embeds the passages; `graph` reads the knowledge graph and re-embeds
+    /// its entities and facts; `prepare-graph-search` makes its search structures). Whole
+    /// milliseconds (`Date.now()`). Empty before a load.
+    #[wasm_bindgen(js_name = loadPhases, unchecked_return_type = "[string, number][]")]
+    pub fn load_phases(&self) -> JsValue {
+        serde_wasm_bindgen::to_value(&self.load_phases).unwrap_or(JsValue::NULL)
     }
 
     /// Read the extras of a two-part index (`extras.cairn.gz` beside `index.cairn.gz`, written
@@ -602,7 +616,8 @@ impl Engine {
     #[wasm_bindgen(js_name = loadIndexExtras, unchecked_return_type = "EngineStats")]
     pub fn load_index_extras(&mut self, bytes: &[u8], on_progress: Option<ProgressArg>) -> Result<JsValue, JsError> {
         let on_progress = callback(on_progress);
-        self.inner.load_extras(bytes, &mut phase_progress(&on_progress)).map_err(js_err)?;
+        let notes = self.inner.load_extras(bytes, &mut phase_progress(&on_progress)).map_err(js_err)?;
+        self.load_phases.extend(notes.phases_ms);
         Ok(self.stats_js())
     }
 

@@ -11,6 +11,17 @@
 // from navigation start, and bytes transferred. A graph or vector method's widget shows BM25's
 // results first (`firstResultMs`, `firstMethod`), then its own (`methodResultMs`,
 // `bytes`). One JSON object on stdout.
+//
+//   node tools/site_bench.mjs --cairn DIR --load [--pkg pkg/] [--runs 3]
+//
+// `--load` times the index load alone, without the widget: a page fetches every file first,
+// then times, on the main thread, inflating the base and the extras (`inflateMs`), the static
+// embedder (`embedderMs`) and the text pipeline (`textMs`), `Engine.loadIndex` of the base
+// (`baseMs`), `Engine.loadIndexExtras` (`extrasMs`; `loadMs` = base + extras), then the first
+// BM25 search (`bm25Ms`), the first and second searches of the manifest's graph or vector method
+// (`methodMs`, `method2Ms`), each list's passage ids (to compare two packages' results) and
+// the engine's own steps of the load (`phases`, `Engine.loadPhases`).
+// `--pkg DIR` serves that wasm package (cairn.js, cairn_bg.wasm) instead of DIR's.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,6 +42,97 @@ const runs = Number(opt('runs', 3));
 const gzip = args.includes('--gzip');
 
 const manifest = JSON.parse(fs.readFileSync(path.join(cairnDir, 'manifest.json'), 'utf8'));
+if (args.includes('--load')) {
+  await loadBench();
+  process.exit(0);
+}
+
+/** `--load`: the index load and the first searches, timed in the page (header comment). */
+async function loadBench() {
+  const pkg = opt('pkg', '');
+  let dir = cairnDir;
+  if (pkg) {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-pkg-'));
+    fs.cpSync(cairnDir, dir, { recursive: true });
+    for (const f of ['cairn.js', 'cairn_bg.wasm']) fs.copyFileSync(path.join(pkg, f), path.join(dir, f));
+  }
+  const site = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-load-'));
+  fs.writeFileSync(path.join(site, 'index.html'), '<!doctype html><html><head><meta charset="utf-8"><title>load</title></head><body></body></html>\n');
+  const server = await serve({ dir: site, port: 0, mounts: { '/cairn': dir } });
+  const browser = await launchChromium();
+  const want = method || manifest.default_method;
+  const out = [];
+  try {
+    for (let r = 0; r < runs; r++) {
+      const context = await browser.newContext();
+      const page = await context.newPage();
+      page.on('requestfailed', (req) => console.error(`failed: ${req.url()} ${req.failure()?.errorText}`));
+      await page.goto(server.url, { waitUntil: 'load' });
+      out.push(await page.evaluate(async ({ m, q }) => {
+        const base = new URL('/cairn/', location.href);
+        const mod = await import(new URL('cairn.js', base).href);
+        await mod.default({ module_or_path: new URL('cairn_bg.wasm', base) });
+        const fetchOk = async (f) => {
+          const resp = await fetch(new URL(f, base)).catch((e) => { throw new Error(`${f}: ${e.message}`); });
+          if (!resp.ok) throw new Error(`${f}: HTTP ${resp.status}`);
+          return resp;
+        };
+        const get = async (f) => new Uint8Array(await (await fetchOk(f)).arrayBuffer());
+        const manifest = await (await fetchOk('manifest.json')).json();
+        const [indexGz, extrasGz, table, vocab, ...text] = await Promise.all([
+          get(manifest.index),
+          manifest.extras ? get(manifest.extras) : null,
+          get(manifest.embedder.table),
+          fetchOk(manifest.embedder.vocab).then((x) => x.text()),
+          ...(manifest.text_pipeline || []).map(get),
+        ]);
+        // (a server may send a .gz with Content-Encoding: gzip, which the browser already undid)
+        const inflate = async (b) => (b[0] !== 0x1f || b[1] !== 0x8b ? b : new Uint8Array(
+          await new Response(new Blob([b]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer(),
+        ));
+        const t = { gzBytes: indexGz.length + (extrasGz ? extrasGz.length : 0) };
+        let c = performance.now();
+        const lap = (name) => {
+          const now = performance.now();
+          t[name] = Math.round((now - c) * 10) / 10;
+          c = now;
+        };
+        const index = await inflate(indexGz);
+        const extras = extrasGz ? await inflate(extrasGz) : null;
+        lap('inflateMs');
+        t.rawBytes = index.length + (extras ? extras.length : 0);
+        const engine = new mod.Engine();
+        c = performance.now();
+        engine.loadStaticEmbedder(table, vocab);
+        lap('embedderMs');
+        if (text.length) mod.loadTextPipeline(...text);
+        lap('textMs');
+        engine.loadIndex(index);
+        lap('baseMs');
+        if (extras) engine.loadIndexExtras(extras);
+        lap('extrasMs');
+        t.loadMs = Math.round((t.baseMs + t.extrasMs) * 10) / 10;
+        // the engine's own steps (a package without `loadPhases` has none)
+        if (typeof engine.loadPhases === 'function') t.phases = Object.fromEntries(engine.loadPhases());
+        const ids = (hits) => hits.map((h) => h.id);
+        t.bm25Top = ids(engine.search(q, { k: 5, method: 'bm25' }));
+        lap('bm25Ms');
+        t.methodTop = ids(engine.search(q, { k: 5, method: m }));
+        lap('methodMs');
+        engine.search("Where was the director of film The Sheriff Of Fractured Jaw born?", { k: 5, method: m });
+        lap('method2Ms');
+        return t;
+      }, { m: want, q: query }));
+      await context.close();
+    }
+  } finally {
+    await browser.close();
+    await server.close();
+    fs.rmSync(site, { recursive: true, force: true });
+    if (pkg) fs.rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(JSON.stringify({ cairn: cairnDir, pkg: pkg || null, method: want, query, runs: out }, null, 1));
+}
 const site = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-site-'));
 fs.writeFileSync(path.join(site, 'index.html'), `<!doctype html><html><head><meta charset="utf-8"><title>bench</title></head>
 <body><div id="cairn-search"${method ? ` data-method="${method}"` : ''}></div>

@@ -286,14 +286,16 @@ impl Embedder for StaticEmbedder {
     fn embed_batch(&self, texts: &[&str], progress: &mut dyn FnMut(usize, usize)) -> Result<Vec<f32>> {
         let d = self.table.dims;
         let n = texts.len();
-        let mut out = vec![0.0f32; n * d];
+        // each row is zeroed just before it is filled (embed_into), not the whole batch up front
+        let mut out = Vec::with_capacity(n * d);
         let (mut ids, mut scratch) = (Vec::new(), String::new());
         // texts of one batch repeat words (a corpus, entity names and the facts made of them);
         // a single text (a query) has nothing to share
         let mut cache = (n > 1).then(WordCache::new);
         let every = (n / 100).max(1);
-        for (i, (text, row)) in texts.iter().zip(out.chunks_exact_mut(d)).enumerate() {
-            self.embed_into(text, &mut ids, &mut scratch, cache.as_mut(), row);
+        for (i, text) in texts.iter().enumerate() {
+            out.resize((i + 1) * d, 0.0);
+            self.embed_into(text, &mut ids, &mut scratch, cache.as_mut(), &mut out[i * d..]);
             if (i + 1) % every == 0 && i + 1 < n {
                 progress(i + 1, n);
             }

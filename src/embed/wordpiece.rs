@@ -274,7 +274,7 @@ impl WordPiece {
                     self.word_piece_cached(&s[w..i], cache.as_deref_mut(), out);
                 }
                 if !ws {
-                    self.word_piece(&s[i..i + c.len_utf8()], out);
+                    self.word_piece_cached(&s[i..i + c.len_utf8()], cache.as_deref_mut(), out);
                 }
             } else if word_start.is_none() {
                 word_start = Some(i);
@@ -355,8 +355,14 @@ fn is_whitespace(c: char) -> bool {
 }
 
 /// BertNormalizer's control characters: Cc, Cf, Co, except tab, newline and carriage return.
+/// (The only ASCII characters in those categories are Cc, `0x00..=0x1F` and `0x7F`, so the
+/// category tables are only read for other characters.)
 fn is_control(c: char) -> bool {
-    !matches!(c, '\t' | '\n' | '\r') && c.is_other()
+    if c.is_ascii() {
+        c.is_ascii_control() && !matches!(c, '\t' | '\n' | '\r')
+    } else {
+        c.is_other()
+    }
 }
 
 /// BertNormalizer's "Chinese characters": the CJK ideograph blocks.
@@ -376,8 +382,14 @@ fn is_chinese_char(c: char) -> bool {
 
 /// BertPreTokenizer's punctuation: ASCII punctuation (which includes symbols such as `$+<=>^|~`)
 /// or a Unicode punctuation category (Pc, Pd, Pe, Pf, Pi, Po, Ps).
+/// Every ASCII character in a Unicode punctuation category is ASCII punctuation, so the category
+/// tables (a binary search each) are only read for other characters.
 fn is_bert_punctuation(c: char) -> bool {
-    c.is_ascii_punctuation() || c.is_punctuation()
+    if c.is_ascii() {
+        c.is_ascii_punctuation()
+    } else {
+        c.is_punctuation()
+    }
 }
 
 /// BertNormalizer (clean text, Chinese characters, strip accents, lowercase), appended to `out`.
@@ -408,17 +420,104 @@ fn normalize(text: &str, out: &mut String) {
             cleaned.push(c);
         }
     }
-    for c in cleaned.nfd() {
-        if c.is_mark_nonspacing() {
-            continue;
+    // Canonical decomposition never reorders across a starter, and every ASCII character is a
+    // starter that decomposes to itself, has no mark and lower-cases to ASCII: only the runs of
+    // other characters go through the decomposition (the same output as decomposing the whole).
+    let mut rest = cleaned.as_str();
+    while !rest.is_empty() {
+        let ascii = rest.bytes().position(|b| !b.is_ascii()).unwrap_or(rest.len());
+        out.extend(rest[..ascii].bytes().map(|b| char::from(b.to_ascii_lowercase())));
+        rest = &rest[ascii..];
+        let other = rest.bytes().position(|b| b.is_ascii()).unwrap_or(rest.len());
+        for c in rest[..other].nfd() {
+            if !c.is_mark_nonspacing() {
+                out.extend(c.to_lowercase());
+            }
         }
-        out.extend(c.to_lowercase());
+        rest = &rest[other..];
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// BertNormalizer as first written here: the whole cleaned text decomposed at once.
+    fn normalize_reference(text: &str) -> String {
+        let mut cleaned = String::new();
+        for c in text.chars() {
+            if c == '\0' || c == '\u{FFFD}' || (!matches!(c, '\t' | '\n' | '\r') && c.is_other()) {
+                continue;
+            }
+            let c = if is_whitespace(c) { ' ' } else { c };
+            if is_chinese_char(c) {
+                cleaned.push(' ');
+                cleaned.push(c);
+                cleaned.push(' ');
+            } else {
+                cleaned.push(c);
+            }
+        }
+        let mut out = String::new();
+        for c in cleaned.nfd() {
+            if !c.is_mark_nonspacing() {
+                out.extend(c.to_lowercase());
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn normalize_decomposes_only_non_ascii_runs_with_the_same_result() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/hotpot-sample");
+        let corpus = std::fs::read_to_string(format!("{dir}/corpus.jsonl")).unwrap();
+        let mut texts: Vec<String> = corpus
+            .lines()
+            .flat_map(|l| {
+                let p: serde_json::Value = serde_json::from_str(l).unwrap();
+                [p["title"].as_str().unwrap().to_string(), p["text"].as_str().unwrap().to_string()]
+            })
+            .collect();
+        texts.extend(
+            [
+                // marks after an ASCII letter, out of canonical order (U+0301 ccc 230, U+0327 ccc 202)
+                "Cafe\u{301}\u{327} and e\u{327}\u{301}",
+                "Ångström Åland \u{212B} \u{212A}elvin ǅemal ﬁne",
+                "Zürich, São Paulo — İstanbul\u{200B}x 東京都 ﻿end",
+                "\u{301}leading mark, trailing é",
+                "x\u{0}y\u{FFFD}z\u{7}",
+            ]
+            .map(str::to_string),
+        );
+        let mut non_ascii = 0;
+        for t in &texts {
+            let mut got = String::new();
+            normalize(t, &mut got);
+            assert_eq!(got, normalize_reference(t), "{t:?}");
+            non_ascii += usize::from(!t.is_ascii());
+        }
+        assert!(non_ascii >= 10, "{non_ascii}");
+        let mut got = String::new();
+        normalize("Cafe\u{301}\u{327}", &mut got);
+        assert_eq!(got, "cafe");
+    }
+
+    #[test]
+    fn ascii_needs_no_category_table() {
+        for b in 0u8..128 {
+            let c = char::from(b);
+            assert_eq!(is_bert_punctuation(c), c.is_ascii_punctuation() || c.is_punctuation(), "{c:?}");
+        }
+        assert!(is_bert_punctuation('$') && is_bert_punctuation('_') && !is_bert_punctuation('a'));
+        for b in 0u8..128 {
+            let c = char::from(b);
+            assert_eq!(is_control(c), !matches!(c, '\t' | '\n' | '\r') && c.is_other(), "{c:?}");
+            assert!(!c.is_mark_nonspacing());
+            assert_eq!(c.to_lowercase().collect::<String>(), c.to_ascii_lowercase().to_string());
+        }
+        assert!(is_control('\u{200B}') && is_control('\u{7}') && !is_control('\n') && !is_control('é'));
+        assert!(is_bert_punctuation('—') && is_bert_punctuation('«') && !is_bert_punctuation('é'));
+    }
 
     fn wp() -> WordPiece {
         WordPiece::minilm().unwrap()

@@ -56,7 +56,7 @@ use rustc_hash::FxHashMap;
 use super::build::passage_hash;
 use super::{normalize_entity, normalize_relation, Fact, Graph, GraphBuilder, GraphConfig, NodeKind, Store};
 use crate::corpus::Passage;
-use crate::embed::{dot, Embedder};
+use crate::embed::{dot, Embedder, VectorMatrix};
 use crate::error::{Error, Result};
 use crate::format::{Reader, Writer};
 
@@ -641,8 +641,8 @@ impl Graph {
         }
         s.linked = ne;
         index_maps(&mut s, passages).map_err(|m| r.corrupt(m))?;
+        embed_read(&mut s, embedder, progress)?;
         let mut builder = GraphBuilder::from_store(s);
-        builder.embed(embedder, progress)?;
         let st = &mut builder.store;
         let dim = st.entity_vectors.dim();
         if synonym_mode != 1 && st.entity_vectors.len() == ne {
@@ -661,6 +661,50 @@ impl Graph {
         }
         builder.finish()
     }
+}
+
+/// Embed a freshly read store's entity names, then its fact texts, each in one batch (so the
+/// embedder's per-batch word cache serves every text of the kind) straight into the store's
+/// matrices, without copies. The vectors are the ones [`GraphBuilder::embed`] makes (an
+/// embedder's output depends only on the text). `progress(done, total)` counts both kinds.
+///
+/// # Errors
+/// [`Error::Model`] when the embedder reports 0 dimensions or returns the wrong number of floats;
+/// its own errors.
+fn embed_read(s: &mut Store, embedder: &dyn Embedder, progress: &mut dyn FnMut(usize, usize)) -> Result<()> {
+    let dim = embedder.dim();
+    if dim == 0 {
+        return Err(Error::Model { what: "embedder".into(), message: "it reports 0 dimensions".into() });
+    }
+    let total = s.entity_names.len() + s.facts.len();
+    let names: Vec<&str> = s.entity_names.iter().map(String::as_str).collect();
+    let facts: Vec<&str> = s.facts.iter().map(|f| f.text.as_str()).collect();
+    let mut done = 0;
+    let mut out = [VectorMatrix::new(dim), VectorMatrix::new(dim)];
+    for (texts, m) in [names, facts].iter().zip(&mut out) {
+        if texts.is_empty() {
+            continue;
+        }
+        let rows = embedder.embed_batch(texts, &mut |d, _| progress(done + d.min(texts.len()), total))?;
+        if rows.len() != texts.len() * dim {
+            return Err(Error::Model {
+                what: "embedder".into(),
+                message: format!(
+                    "returned {} floats for {} texts of dimension {dim}",
+                    rows.len(),
+                    texts.len()
+                ),
+            });
+        }
+        *m = VectorMatrix::from_rows(dim, rows)?;
+        done += texts.len();
+    }
+    if total == 0 {
+        progress(0, 0);
+    }
+    let [entities, facts] = out;
+    (s.entity_vectors, s.fact_vectors) = (entities, facts);
+    Ok(())
 }
 
 /// Rebuild a freshly read store's lookup maps and relation weights, as the builder keeps them.

@@ -52,18 +52,33 @@ impl QuantizedRows {
         let mut data = Vec::with_capacity(rows * dim);
         let mut scale = Vec::with_capacity(rows);
         let mut l1 = Vec::with_capacity(rows);
-        for r in 0..rows {
-            let row = m.row(r).unwrap_or(&[]);
-            let max = row.iter().fold(0.0f32, |a, &x| if x.is_finite() { a.max(x.abs()) } else { a });
-            let s = if max > 0.0 { max / 127.0 } else { 0.0 };
-            let mut sum = 0i32;
-            for &x in row {
-                let q = if s > 0.0 && x.is_finite() { (x / s).round().clamp(-127.0, 127.0) as i8 } else { 0 };
-                sum += i32::from(q).abs();
-                data.push(q);
+        if dim > 0 {
+            for row in m.as_slice().chunks_exact(dim) {
+                let at = data.len();
+                // The bits of a non-negative finite f32 order as the number does, and every
+                // non-finite value's bits are ≥ those of infinity: one integer max (which
+                // vectorises, where a float max chain does not) gives max|xᵢ| and says whether the
+                // row is finite.
+                let max_bits = row.iter().fold(0u32, |a, x| a.max(x.to_bits() & 0x7fff_ffff));
+                let finite = max_bits < f32::INFINITY.to_bits();
+                let max = if finite {
+                    f32::from_bits(max_bits)
+                } else {
+                    row.iter().fold(0.0f32, |a, &x| if x.is_finite() { a.max(x.abs()) } else { a })
+                };
+                let s = if max > 0.0 { max / 127.0 } else { 0.0 };
+                if s > 0.0 && finite {
+                    // (branch-free, so it vectorises: an embedder's rows are finite)
+                    data.extend(row.iter().map(|&x| round_code(x / s)));
+                } else if s > 0.0 {
+                    data.extend(row.iter().map(|&x| if x.is_finite() { round_code(x / s) } else { 0 }));
+                } else {
+                    data.resize(at + dim, 0);
+                }
+                let sum: i32 = data[at..].iter().map(|&q| i32::from(q).abs()).sum();
+                scale.push(s);
+                l1.push(s * sum as f32);
             }
-            scale.push(s);
-            l1.push(s * sum as f32);
         }
         QuantizedRows { dim, data, scale, l1 }
     }
@@ -275,6 +290,18 @@ fn dot_i8_i16(a: &[i8], b: &[i16]) -> i32 {
     sum
 }
 
+/// `y.round().clamp(-127.0, 127.0) as i8` for a finite `y` (rounding half away from zero), without
+/// the `roundf` call that `f32::round` is on x86-64 without SSE4.1 and in wasm: clamping first
+/// changes nothing (127 and −127 are whole), and on `|y| ≤ 127` the truncation `t` and the
+/// fraction `y − t` are exact.
+#[inline]
+fn round_code(y: f32) -> i8 {
+    let y = y.clamp(-127.0, 127.0);
+    let t = y as i32;
+    let f = y - t as f32;
+    (t + i32::from(f >= 0.5) - i32::from(f <= -0.5)) as i8
+}
+
 /// [`dot_i8_i16`] over whole 16-lane chunks: SSE2 on x86-64.
 #[cfg(target_arch = "x86_64")]
 #[allow(unused_unsafe)] // SSE2 intrinsics are safe to call on x86-64 from Rust 1.87 on
@@ -332,6 +359,70 @@ fn simd_dot(a: &[i8], b: &[i16]) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The quantiser as first written (a float max over the finite values, `f32::round`), row by row.
+    fn reference(m: &VectorMatrix) -> QuantizedRows {
+        let (mut data, mut scale, mut l1) = (Vec::new(), Vec::new(), Vec::new());
+        for r in 0..m.len() {
+            let row = m.row(r).unwrap();
+            let max = row.iter().fold(0.0f32, |a, &x| if x.is_finite() { a.max(x.abs()) } else { a });
+            let s = if max > 0.0 { max / 127.0 } else { 0.0 };
+            let mut sum = 0i32;
+            for &x in row {
+                let q = if s > 0.0 && x.is_finite() { (x / s).round().clamp(-127.0, 127.0) as i8 } else { 0 };
+                sum += i32::from(q).abs();
+                data.push(q);
+            }
+            scale.push(s);
+            l1.push(s * sum as f32);
+        }
+        QuantizedRows { dim: m.dim(), data, scale, l1 }
+    }
+
+    #[test]
+    fn quantises_as_the_reference_does() {
+        let mut rows = matrix(300, 64, 11).as_slice().to_vec();
+        let odd: [&[f32]; 5] = [
+            &[0.0; 64],
+            &[-0.0; 64],
+            &[f32::NAN, 0.5, -0.25, f32::INFINITY],
+            &[f32::NEG_INFINITY, 1e-40, -1e-40, 3.0e38],
+            &[1e-42, -1e-45, 0.0, -0.0],
+        ];
+        for (i, o) in odd.iter().enumerate() {
+            rows[i * 64..i * 64 + o.len()].copy_from_slice(o);
+        }
+        let m = VectorMatrix::from_rows(64, rows).unwrap();
+        let (got, want) = (QuantizedRows::new(&m), reference(&m));
+        assert_eq!(got.data, want.data);
+        assert_eq!(got.scale.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want.scale.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+        assert_eq!(got.l1.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want.l1.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+        // the rows with a NaN or an infinity: quantised over their finite values only
+        assert_eq!((got.scale[2], &got.data[128..132]), (0.5 / 127.0, &[0i8, 127, -64, 0][..]));
+        assert_eq!(QuantizedRows::new(&VectorMatrix::new(8)).len(), 0);
+    }
+
+    #[test]
+    fn round_code_is_round_then_clamp() {
+        let reference = |y: f32| y.round().clamp(-127.0, 127.0) as i8;
+        // ties, their neighbours, the ends and beyond them
+        let mut ys = vec![0.0f32, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 126.5, -126.5, 127.0, -127.0];
+        ys.extend([127.49, 127.5, 128.0, 1e9, -1e9, f32::MAX, f32::MIN]);
+        for y in [0.5f32, 1.5, 2.5, 63.5, 126.5] {
+            // the floats just below and above each tie (positive: one step of the bits)
+            let (below, above) = (f32::from_bits(y.to_bits() - 1), f32::from_bits(y.to_bits() + 1));
+            ys.extend([below, above, -below, -above]);
+        }
+        let mut state = 7u64;
+        for _ in 0..100_000 {
+            state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ys.push(((state >> 33) as f32 / (1u64 << 31) as f32 - 0.5) * 300.0);
+        }
+        for y in ys {
+            assert_eq!(round_code(y), reference(y), "y = {y}");
+        }
+        assert_eq!((round_code(2.5), round_code(-2.5), round_code(126.6)), (3, -3, 127));
+    }
 
     /// A deterministic pseudo-random unit matrix.
     fn matrix(rows: usize, dim: usize, seed: u64) -> VectorMatrix {

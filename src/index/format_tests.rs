@@ -71,6 +71,25 @@ fn round_trip_ranks_identically_for_every_method() {
 }
 
 #[test]
+fn load_notes_time_each_step_natively() {
+    let (index, e, _) = sample();
+    let (_, notes) =
+        Index::from_bytes(&index.to_bytes().unwrap(), &[(EmbedderSlot::Static, e.clone())], &mut |_, _| {})
+            .unwrap();
+    let names: Vec<&str> = notes.phases_ms.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, ["split", "corpus", "bm25", "dense", "text-pipeline", "graph", "prepare-graph-search"]);
+    assert!(notes.phases_ms.iter().all(|(_, ms)| ms.is_finite() && *ms >= 0.0));
+    // the two parts: the base's steps, then the extras'
+    let (base, extras) = index.to_split_bytes().unwrap();
+    let (mut opened, notes) =
+        Index::from_bytes(&base, &[(EmbedderSlot::Static, e.clone())], &mut |_, _| {}).unwrap();
+    assert_eq!(notes.phases_ms.iter().map(|(n, _)| *n).collect::<Vec<_>>(), ["split", "corpus", "bm25"]);
+    let notes = opened.attach_extras(&extras.unwrap(), &[(EmbedderSlot::Static, e)], &mut |_, _| {}).unwrap();
+    let names: Vec<&str> = notes.phases_ms.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, ["dense", "text-pipeline", "graph", "prepare-graph-search"]);
+}
+
+#[test]
 fn same_corpus_same_bytes() {
     let (a, _, _) = sample();
     let (b, _, _) = sample();

@@ -94,7 +94,10 @@ fn read_corpus(body: &[u8]) -> Result<Vec<Passage>> {
 }
 
 /// The bodies of the sections of `kind`, in file order.
-fn find_sections<'a>(sections: &'a [(SectionKind, &'a [u8])], kind: SectionKind) -> impl Iterator<Item = &'a [u8]> + 'a {
+fn find_sections<'a>(
+    sections: &'a [(SectionKind, &'a [u8])],
+    kind: SectionKind,
+) -> impl Iterator<Item = &'a [u8]> + 'a {
     sections.iter().filter(move |(k, _)| *k == kind).map(|(_, b)| *b)
 }
 
@@ -102,7 +105,10 @@ fn find_sections<'a>(sections: &'a [(SectionKind, &'a [u8])], kind: SectionKind)
 ///
 /// # Errors
 /// [`Error::IndexCorrupt`] when there is none or more than one.
-pub(super) fn only_section<'a>(sections: &'a [(SectionKind, &'a [u8])], kind: SectionKind) -> Result<&'a [u8]> {
+pub(super) fn only_section<'a>(
+    sections: &'a [(SectionKind, &'a [u8])],
+    kind: SectionKind,
+) -> Result<&'a [u8]> {
     let mut it = find_sections(sections, kind);
     match (it.next(), it.next()) {
         (Some(b), None) => Ok(b),
@@ -117,6 +123,36 @@ pub struct LoadNotes {
     /// Embedder slots whose passage vectors the file holds but for which no embedder was given
     /// (their methods are not available on the loaded index).
     pub skipped_slots: Vec<EmbedderSlot>,
+    /// Milliseconds spent in each step of the load, in order: `split` (table and checksums),
+    /// `corpus`, `bm25` (rebuilt from the passages), `dense` (passage vectors: the static
+    /// embedder's re-embedded and checked), `text-pipeline`, `graph` (read, entity and fact
+    /// vectors re-embedded, synonym cosines, CSR) and `prepare-graph-search`
+    /// ([`Index::prepare_graph_search`]); only the steps the bytes hold. In wasm the clock is
+    /// JavaScript's `Date.now()` (whole milliseconds).
+    pub phases_ms: Vec<(&'static str, f64)>,
+}
+
+/// Milliseconds on a clock for [`LoadNotes::phases_ms`]: natively since the first call, in wasm
+/// `Date.now()`.
+fn now_ms() -> f64 {
+    #[cfg(target_arch = "wasm32")]
+    {
+        js_sys::Date::now()
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        START.get_or_init(std::time::Instant::now).elapsed().as_secs_f64() * 1e3
+    }
+}
+
+impl LoadNotes {
+    /// Record that the step `name` took the time since `*since` ([`now_ms`]), and restart.
+    fn lap(&mut self, name: &'static str, since: &mut f64) {
+        let now = now_ms();
+        self.phases_ms.push((name, now - *since));
+        *since = now;
+    }
 }
 
 impl Index {
@@ -223,16 +259,20 @@ impl Index {
         embedders: &[(EmbedderSlot, Rc<dyn Embedder>)],
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<(Index, LoadNotes)> {
+        let mut notes = LoadNotes::default();
+        let mut clock = now_ms();
         let sections = split(bytes)?;
+        notes.lap("split", &mut clock);
         let one = |kind: SectionKind| only_section(&sections, kind);
         let config: IndexConfig = serde_json::from_slice(one(SectionKind::Config)?)
             .map_err(|e| Error::IndexCorrupt(format!("section config: {e}")))?;
         let passages = read_corpus(one(SectionKind::Corpus)?)?;
         let mut corpus = Corpus::new();
         corpus.extend(passages).map_err(|e| Error::IndexCorrupt(format!("section corpus: {e}")))?;
+        notes.lap("corpus", &mut clock);
         let mut index = Index::build_taking(&mut corpus, &config, &mut |_, _| {})
             .map_err(|e| Error::IndexCorrupt(format!("section config: {e}")))?;
-        let mut notes = LoadNotes::default();
+        notes.lap("bm25", &mut clock);
         index.attach_sections(&sections, embedders, progress, &mut notes)?;
         Ok((index, notes))
     }
@@ -269,6 +309,7 @@ impl Index {
             }
             Ok(())
         };
+        let mut clock = now_ms();
         for body in find(SectionKind::Dense) {
             let mut r = Reader::new(body, "dense");
             let slot = r.u8()?;
@@ -324,6 +365,9 @@ impl Index {
             let m = if rows == 0 { VectorMatrix::new(dim) } else { VectorMatrix::from_rows(dim, data)? };
             index.attach_vectors(slot, embedder, m)?;
         }
+        if find(SectionKind::Dense).next().is_some() {
+            notes.lap("dense", &mut clock);
+        }
         let mut graphs = find(SectionKind::Graph);
         if let Some(body) = graphs.next() {
             if graphs.next().is_some() {
@@ -338,12 +382,15 @@ impl Index {
             // the graph's query anchoring runs the text pipeline: fail before the graph is read
             // when its resources are not loaded (the page fetches them and loads again)
             let pipeline = Pipeline::english()?;
+            notes.lap("text-pipeline", &mut clock);
             let graph = Graph::read_from(&mut r, index.corpus.passages(), embedder.as_ref(), progress)?;
+            notes.lap("graph", &mut clock);
             let mut report: GraphBuildReport = serde_json::from_slice(one(SectionKind::GraphReport)?)
                 .map_err(|e| Error::IndexCorrupt(format!("section graph-report: {e}")))?;
             report.counts = graph.counts();
             index.graph = Some(KnowledgeGraph::new(graph, embedder, pipeline, report));
             index.prepare_graph_search();
+            notes.lap("prepare-graph-search", &mut clock);
         }
         let mut cage = find(SectionKind::CageZ);
         if let Some(body) = cage.next() {

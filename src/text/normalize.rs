@@ -34,7 +34,8 @@ fn fold(phrase: &str) -> String {
     let mut out = String::with_capacity(phrase.len());
     let mut pending_space = false;
     for c in fold_diacritics(phrase).chars() {
-        if c.is_alphanumeric() || c.is_mark() {
+        // (no ASCII character is a mark: the category tables are read for others only)
+        if c.is_alphanumeric() || (!c.is_ascii() && c.is_mark()) {
             if pending_space && !out.is_empty() {
                 out.push(' ');
             }
@@ -95,6 +96,12 @@ pub fn collapse_whitespace(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_ascii_character_is_a_mark() {
+        assert!((0u8..128).all(|b| !char::from(b).is_mark()));
+        assert_eq!(normalize_entity("Cafe\u{301} (Paris), l'Été!"), "cafe paris lete");
+    }
 
     #[test]
     fn beatles_forms_agree() {

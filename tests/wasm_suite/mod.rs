@@ -318,6 +318,11 @@ fn saved_index_has_the_native_bytes_and_loads_with_identical_rankings() {
     loaded.load_static_embedder(TABLE, VOCAB, None).map_err(message).unwrap();
     loaded.load_index(&bytes, None).map_err(message).unwrap();
     assert_eq!(available(&loaded), vec!["bm25", "dense", "hybrid", "hipporag", "catrag"]);
+    // each step of the load, timed with Date.now()
+    let phases: Vec<(String, f64)> = serde_wasm_bindgen::from_value(loaded.load_phases()).unwrap();
+    let names: Vec<&str> = phases.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["split", "corpus", "bm25", "dense", "text-pipeline", "graph", "prepare-graph-search"]);
+    assert!(phases.iter().all(|(_, ms)| ms.is_finite() && *ms >= 0.0), "{phases:?}");
     for method in ["bm25", "dense", "hybrid", "hipporag", "catrag"] {
         for q in common::questions() {
             let a: Vec<(String, f32)> =
