@@ -324,6 +324,12 @@ fn gather_sweep(
     change
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Tests: run the layout sweep's scalar rows (the wasm path) even where AVX2 is available.
+    pub(super) static SCALAR_ROWS: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// [`gather_sweep`] on a [`SweepLayout`] (every vector in its numbering): each row is a run of
 /// `(target, weight)` pairs padded to a multiple of [`LANES`], summed with [`LANES`]
 /// independent accumulators, then its overlay corrections; the same Gauss–Seidel order.
@@ -342,6 +348,8 @@ fn layout_sweep(ws: &mut PprSolver, layout: &SweepLayout, base: f64, d: f64) -> 
     let vector = std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma");
     #[cfg(not(target_arch = "x86_64"))]
     let vector = false;
+    #[cfg(test)]
+    let vector = vector && !SCALAR_ROWS.with(std::cell::Cell::get);
     if vector {
         #[cfg(target_arch = "x86_64")]
         {
@@ -362,10 +370,15 @@ fn layout_sweep(ws: &mut PprSolver, layout: &SweepLayout, base: f64, d: f64) -> 
             };
         }
     }
+    // The scalar rows (wasm, or x86-64 without AVX2): iterators rather than indexing, and one
+    // comparison per row for the next corrected row, so a row costs what Jacobi's did.
+    let corrections = &ws.corrections;
     let mut cursor = 0;
+    let mut corrected = corrections.first().map_or(usize::MAX, |c| c.1 as usize);
     let mut change = 0.0f64;
-    for v in 0..n {
-        let row = &arcs[offsets[v] as usize..offsets[v + 1] as usize];
+    let rows = next.iter_mut().zip(scores.iter().zip(teleport)).zip(inv_out).zip(offsets.windows(2));
+    for (v, (((x, (&p, &r)), &inv), bounds)) in rows.enumerate() {
+        let row = &arcs[bounds[0] as usize..bounds[1] as usize];
         let m: &[f64] = mass;
         let mut acc = [0.0f64; LANES];
         for step in row.chunks_exact(LANES) {
@@ -373,12 +386,17 @@ fn layout_sweep(ws: &mut PprSolver, layout: &SweepLayout, base: f64, d: f64) -> 
                 *a += mass_at(m, arc.target) * f64::from(arc.weight);
             }
         }
-        let sum =
-            ((acc[0] + acc[1]) + (acc[2] + acc[3])) + corrections_into(v, &ws.corrections, &mut cursor, m);
-        let y = base * teleport[v] + sum;
-        change += (y - scores[v]).abs();
-        next[v] = y;
-        mass[v] = d * y * inv_out[v];
+        let mut sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+        if v == corrected {
+            sum += corrections_into(v, corrections, &mut cursor, m);
+            corrected = corrections.get(cursor).map_or(usize::MAX, |c| c.1 as usize);
+        }
+        let y = base * r + sum;
+        change += (y - p).abs();
+        *x = y;
+        if let Some(slot) = mass.get_mut(v) {
+            *slot = d * y * inv;
+        }
     }
     change
 }

@@ -571,17 +571,25 @@ fn gathering_on_symmetric_graphs_matches_dense_solve() {
             solver.run(&g.graph().with_static(&pre).unwrap(), ov, &teleport, &cfg).unwrap();
             assert!(l1(solver.scores(), &scattered) < 1e-12, "case {case} d {d}");
             // The bound holds after every sweep, not only at the end (module docs of `power`:
-            // the Gauss–Seidel residual is at most d times the sweep's L1 change).
+            // the Gauss–Seidel residual is at most d times the sweep's L1 change); the layout's
+            // scalar rows (the wasm path) and its AVX2 rows (where the CPU has them) agree.
             for sweeps in 1..12 {
                 let fixed = PprConfig { tolerance: 0.0, max_iterations: sweeps, ..cfg };
-                for graph in [&sym, &with] {
+                let mut layout_scores = Vec::new();
+                for (graph, scalar) in [(&sym, false), (&with, false), (&with, true)] {
+                    power::SCALAR_ROWS.with(|c| c.set(scalar));
                     let r = solver.run(graph, ov, &teleport, &fixed).unwrap();
+                    power::SCALAR_ROWS.with(|c| c.set(false));
                     let err = l1(solver.scores(), &want);
                     assert!(
                         err <= r.error_bound * (1.0 + 1e-9) + 1e-12,
-                        "case {case} d {d} sweeps {sweeps}: {err} > {r:?}"
+                        "case {case} d {d} sweeps {sweeps} scalar {scalar}: {err} > {r:?}"
                     );
+                    if !std::ptr::eq(graph, &sym) {
+                        layout_scores.push(solver.scores().to_vec());
+                    }
                 }
+                assert!(l1(&layout_scores[0], &layout_scores[1]) < 1e-12, "case {case} d {d} sweeps {sweeps}");
             }
         }
     }
