@@ -91,7 +91,6 @@ pub fn graph_figures(
     // One graph search per query: its total time, and the PPR input it built.
     let mut search_ms = Vec::new();
     let mut cosine_ms = Vec::new();
-    let mut cosine_f32_ms = Vec::new();
     let mut cases: Vec<(Vec<f64>, ArcOverlay)> = Vec::new();
     let mut fallbacks = 0;
     for q in queries {
@@ -114,10 +113,6 @@ pub fn graph_figures(
         let t = clock();
         std::hint::black_box(fact_cosines(graph, &v)?);
         cosine_ms.push(clock() - t);
-        // The same cosines by a plain f32 scan of every fact vector (as before the i8 copy).
-        let t = clock();
-        std::hint::black_box(graph.fact_vectors().scores(&v)?);
-        cosine_f32_ms.push(clock() - t);
     }
 
     let exact_cfg =
@@ -209,6 +204,11 @@ pub fn graph_figures(
             .iter()
             .map(|x| x.unwrap_or(0.0))
             .sum();
+    let memory: serde_json::Map<String, Value> = index
+        .memory_breakdown()
+        .into_iter()
+        .map(|(name, bytes)| (name, json!((bytes as f64 / 1e5).round() / 10.0)))
+        .collect();
     Ok(json!({
         "graph_build": {
             "ms": built_ms,
@@ -224,7 +224,6 @@ pub fn graph_figures(
         "query": {
             "graph_search_ms": summary(search_ms),
             "fact_cosines_ms": summary(cosine_ms),
-            "fact_cosines_f32_scan_ms": summary(cosine_f32_ms),
             "csr_check_ms": csr_check_ms,
             "static_out_ms": static_out_ms,
             "static_out_without_layout_ms": static_out_without_layout_ms,
@@ -232,5 +231,8 @@ pub fn graph_figures(
             "fallbacks": fallbacks,
         },
         "ppr": ppr,
+        // Heap bytes each structure of the index holds, MB (10⁶ bytes), estimated from
+        // capacities (`Index::memory_breakdown`).
+        "memory_mb": memory,
     }))
 }

@@ -729,7 +729,12 @@ impl Graph {
             ("facts", a.facts == b.facts),
             ("fact_by_key", sorted(&a.fact_by_key) == sorted(&b.fact_by_key)),
             ("relation_weights", weights(&a.relation_weights) == weights(&b.relation_weights)),
-            ("vectors", a.entity_vectors == b.entity_vectors && a.fact_vectors == b.fact_vectors),
+            (
+                "vectors",
+                a.entity_vectors == b.entity_vectors
+                    && a.fact_vectors == b.fact_vectors
+                    && a.fact_vectors_f32 == b.fact_vectors_f32,
+            ),
             ("neighbours", bits(&a.neighbours) == bits(&b.neighbours) && a.linked == b.linked),
             (
                 "csr",
@@ -808,7 +813,7 @@ mod tests {
         let e0 = s.neighbours.iter().position(|l| !l.is_empty()).unwrap();
         s.neighbours[e0][0].1 = f32::from_bits(s.neighbours[e0][0].1.to_bits() - 1);
         let csr = super::super::csr::build(&s).unwrap();
-        let odd = Graph { store: s, csr, fact_quant: Default::default(), entity_quant: Default::default() };
+        let odd = Graph { store: s, csr, entity_quant: Default::default() };
         let (loaded, mode) = round_trip(&odd, &passages, &e);
         assert_eq!(mode, 1);
         loaded.same_tables(&odd).unwrap();
@@ -824,7 +829,7 @@ mod tests {
         let e0 = s.neighbours.iter().position(|l| l.len() >= 2 && l[0].1 != l[1].1).unwrap();
         s.neighbours[e0].swap(0, 1);
         let csr = super::super::csr::build(&s).unwrap();
-        let odd = Graph { store: s, csr, fact_quant: Default::default(), entity_quant: Default::default() };
+        let odd = Graph { store: s, csr, entity_quant: Default::default() };
         let (loaded, mode) = round_trip(&odd, &passages, &e);
         assert_eq!(mode, 3);
         loaded.same_tables(&odd).unwrap();
@@ -848,7 +853,7 @@ mod tests {
             .unwrap();
         s.neighbours[a].remove(j);
         let csr = super::super::csr::build(&s).unwrap();
-        let odd = Graph { store: s, csr, fact_quant: Default::default(), entity_quant: Default::default() };
+        let odd = Graph { store: s, csr, entity_quant: Default::default() };
         let (loaded, mode) = round_trip(&odd, &passages, &e);
         assert_eq!(mode, 2);
         loaded.same_tables(&odd).unwrap();
@@ -865,13 +870,10 @@ mod tests {
         s.entity_by_key.insert("a key of its own".into(), node);
         s.facts[5].text = "Surface Form relation Other Form".into();
         // Its vector is that of its text, as the builder would have made it.
-        let dim = s.fact_vectors.dim();
-        let mut rows = s.fact_vectors.as_slice().to_vec();
         let v = e.embed_batch(&["Surface Form relation Other Form"], &mut |_, _| {}).unwrap();
-        rows[5 * dim..6 * dim].copy_from_slice(&v);
-        s.fact_vectors = crate::embed::VectorMatrix::from_rows(dim, rows).unwrap();
+        s.fact_vectors.set_row(5, &v);
         let csr = super::super::csr::build(&s).unwrap();
-        let odd = Graph { store: s, csr, fact_quant: Default::default(), entity_quant: Default::default() };
+        let odd = Graph { store: s, csr, entity_quant: Default::default() };
         let (loaded, _) = round_trip(&odd, &passages, &e);
         loaded.same_tables(&odd).unwrap();
         assert_eq!(loaded.store.entity_keys[3], "a key of its own");
