@@ -583,16 +583,24 @@ fn lsh_link(
     let mut start = vec![0u32; (1 << 16) + 1];
     let mut fill = vec![0u32; 1 << 16];
     let mut order = vec![0u32; ne];
-    let mut keys = vec![0u16; ne];
-    for (t, &(a, b)) in tables.iter().enumerate() {
+    // The keys of KEY_GROUP tables at a time, from one sequential pass over the sketches
+    // (entity-major: the keys of entity i for the group's tables side by side).
+    const KEY_GROUP: usize = 16;
+    let mut keys = vec![0u16; ne * KEY_GROUP];
+    for (t, _) in tables.iter().enumerate() {
+        let g = t % KEY_GROUP;
+        if g == 0 {
+            let group = &tables[t..(t + KEY_GROUP).min(tables.len())];
+            for (i, out) in keys.chunks_exact_mut(KEY_GROUP).enumerate() {
+                let w = sk(i);
+                for (key, &(a, b)) in out.iter_mut().zip(group) {
+                    *key = (sketch_byte(w, usize::from(a)) | sketch_byte(w, usize::from(b)) << 8) as u16;
+                }
+            }
+        }
         // Counting sort by key: `order` lists the entities bucket by bucket, each bucket in
         // ascending eligible position.
-        let (a, b) = (usize::from(a), usize::from(b));
-        for (i, key) in keys.iter_mut().enumerate() {
-            let w = sk(i);
-            *key = (sketch_byte(w, a) | sketch_byte(w, b) << 8) as u16;
-        }
-        let key = |i: usize| usize::from(keys[i]);
+        let key = |i: usize| usize::from(keys[i * KEY_GROUP + g]);
         start.fill(0);
         for i in 0..ne {
             start[key(i) + 1] += 1;
