@@ -55,8 +55,10 @@
 //! one-shot build takes 5.5–6 s of CPU, 4.6–5 s of it the synonym kNN (10⁹ pairs); adding 100
 //! passages takes about 0.2 s of CPU. The same kNN in wasm under Node takes 29 s without SIMD
 //! and 11 s when built with `-C target-feature=+simd128`, and 0.85 s / 0.28 s for 100 passages.
-//! Memory: 4·dim bytes per entity and per fact for the vectors (fact vectors dominate: 144 MB
-//! for the stand-in's 141k facts), 9 bytes per arc for the CSR.
+//! Memory: 4·dim bytes per entity (`f32`, which the synonym kNN and the index file's derived
+//! cosines need) plus dim bytes for their `i8` copy (anchoring), dim bytes per fact (the fact
+//! vectors are kept only as `i8` rows unless [`GraphConfig::fact_vectors_f32`]), 9 bytes per arc
+//! for the CSR; [`Graph::memory_breakdown`] lists every structure.
 
 mod build;
 mod csr;
