@@ -403,6 +403,12 @@ const LSH_WORDS: usize = LSH_BITS / 64;
 /// about `(1 − 0.026)²⁰⁰ ≈ 0.5%` and put a pair at cosine 0 in some bucket with probability
 /// 0.3%.
 pub const LSH_TABLES: usize = 200;
+/// Candidate pairs listed before they are compared ([`SynonymSearch::Lsh`]): after the table
+/// where the list reaches this length, its pairs are sorted, deduplicated and compared, and the
+/// list starts again (8 MB of pairs at a time instead of all of them: 9.6M bucket pairs on
+/// 2wiki-6k). A pair is compared in the block of the first table whose key it shares. The
+/// unit tests use 256, so that their graphs take many blocks.
+const LSH_CHUNK_PAIRS: usize = if cfg!(test) { 256 } else { 1 << 20 };
 /// Leading sketch bits whose Hamming distance filters the pairs that share a bucket.
 const LSH_FILTER_BITS: usize = 512;
 /// Below this synonym threshold [`SynonymSearch::Lsh`] falls back to the exact search (the
@@ -544,12 +550,13 @@ struct FilterBits([u64; LSH_FILTER_BITS / 64]);
 /// first [`LSH_FILTER_BITS`] bits, and differ in at most the [`lsh_hamming_limit`] of
 /// [`LSH_BITS`] bits over the whole sketch.
 ///
-/// Pairs are compared as the tables find them, without a list of candidate pairs: a pair that
-/// shares the keys of several tables is compared in the first of them only (its two sketches'
-/// equal bytes tell which tables it shares, [`first_shared_table`]). Each entity's top-k list
-/// does not depend on the order its candidates are offered in ([`offer`]), so the result is
-/// that of comparing the deduplicated list, with memory O(entities) instead of O(candidate
-/// pairs) (9.6M bucket pairs on 2wiki-6k).
+/// The tables are taken in blocks: the pairs passing the first filter in a block's tables are
+/// listed until the list holds [`LSH_CHUNK_PAIRS`], then sorted, deduplicated and compared in
+/// ascending (older, newer) order. A pair listed in two blocks is compared in the block of the
+/// first table whose key it shares ([`first_shared_table`], from the two sketches' equal
+/// bytes), so every pair is compared once, as with one list of all pairs; each entity's top-k
+/// list does not depend on the order its candidates are offered in ([`offer`]). Memory: the
+/// sketches and one block's list (about 10 MB) instead of every candidate pair.
 fn lsh_link(
     s: &mut Store,
     eligible: &[u32],
@@ -587,6 +594,10 @@ fn lsh_link(
     // (entity-major: the keys of entity i for the group's tables side by side).
     const KEY_GROUP: usize = 16;
     let mut keys = vec![0u16; ne * KEY_GROUP];
+    // Pairs that passed the filter since `block_start` (a pair in several of those tables
+    // appears once per table until the sort).
+    let mut cands: Vec<u64> = Vec::with_capacity(LSH_CHUNK_PAIRS + LSH_CHUNK_PAIRS / 4);
+    let mut block_start = 0usize;
     for (t, _) in tables.iter().enumerate() {
         let g = t % KEY_GROUP;
         if g == 0 {
@@ -640,23 +651,35 @@ fn lsh_link(
                     if ham > limit {
                         continue;
                     }
-                    let (sp, sq) = (sk(p), sk(q));
-                    let ham: u32 = sp.iter().zip(sq).map(|(x, y)| (x ^ y).count_ones()).sum();
-                    if ham > limit_full || first_shared_table(sp, sq, &tables) != t {
-                        continue;
-                    }
-                    let (pe, qe) = (eligible[p], eligible[q]);
-                    stats.exact += 1;
-                    let c = dot(row(pe), row(qe));
-                    if c >= thr {
-                        stats.above_threshold += 1;
-                        offer(&mut neighbours[pe as usize], k, (qe, c));
-                        offer(&mut neighbours[qe as usize], k, (pe, c));
-                    }
+                    cands.push((p as u64) << 32 | q as u64);
                 }
             }
         }
         progress(t + 1, LSH_TABLES);
+        if cands.len() >= LSH_CHUNK_PAIRS || t + 1 == tables.len() {
+            // Each pair once, in ascending (older, newer) order (the older row stays in cache);
+            // a pair is compared in the block of its first shared table only.
+            cands.sort_unstable();
+            cands.dedup();
+            for &pq in &cands {
+                let (p, q) = ((pq >> 32) as usize, (pq & 0xFFFF_FFFF) as usize);
+                let (sp, sq) = (sk(p), sk(q));
+                let ham: u32 = sp.iter().zip(sq).map(|(x, y)| (x ^ y).count_ones()).sum();
+                if ham > limit_full || first_shared_table(sp, sq, &tables) < block_start {
+                    continue;
+                }
+                let (pe, qe) = (eligible[p], eligible[q]);
+                stats.exact += 1;
+                let c = dot(row(pe), row(qe));
+                if c >= thr {
+                    stats.above_threshold += 1;
+                    offer(&mut neighbours[pe as usize], k, (qe, c));
+                    offer(&mut neighbours[qe as usize], k, (pe, c));
+                }
+            }
+            cands.clear();
+            block_start = t + 1;
+        }
     }
 }
 
