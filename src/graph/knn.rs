@@ -553,8 +553,8 @@ struct FilterBits([u64; LSH_FILTER_BITS / 64]);
 /// The tables are taken in blocks: the pairs passing the first filter in a block's tables are
 /// listed until the list holds [`LSH_CHUNK_PAIRS`], then sorted, deduplicated and compared in
 /// ascending (older, newer) order. A pair listed in two blocks is compared in the block of the
-/// first table whose key it shares ([`first_shared_table`], from the two sketches' equal
-/// bytes), so every pair is compared once, as with one list of all pairs; each entity's top-k
+/// first table whose key it shares (an earlier block's tables are looked up from the two
+/// sketches' equal bytes, [`shares_table_before`]), so every pair is compared once, as with one list of all pairs; each entity's top-k
 /// list does not depend on the order its candidates are offered in ([`offer`]). Memory: the
 /// sketches and one block's list (about 10 MB) instead of every candidate pair.
 fn lsh_link(
@@ -598,6 +598,7 @@ fn lsh_link(
     // appears once per table until the sort).
     let mut cands: Vec<u64> = Vec::with_capacity(LSH_CHUNK_PAIRS + LSH_CHUNK_PAIRS / 4);
     let mut block_start = 0usize;
+    let by_byte = tables_by_byte(&tables);
     for (t, _) in tables.iter().enumerate() {
         let g = t % KEY_GROUP;
         if g == 0 {
@@ -665,7 +666,7 @@ fn lsh_link(
                 let (p, q) = ((pq >> 32) as usize, (pq & 0xFFFF_FFFF) as usize);
                 let (sp, sq) = (sk(p), sk(q));
                 let ham: u32 = sp.iter().zip(sq).map(|(x, y)| (x ^ y).count_ones()).sum();
-                if ham > limit_full || first_shared_table(sp, sq, &tables) < block_start {
+                if ham > limit_full || shares_table_before(sp, sq, &by_byte, block_start) {
                     continue;
                 }
                 let (pe, qe) = (eligible[p], eligible[q]);
@@ -683,9 +684,23 @@ fn lsh_link(
     }
 }
 
-/// The first table whose key (two bytes of the sketch) the sketches `a` and `b` share, or
-/// `tables.len()` when they share none.
-fn first_shared_table(a: &[u64], b: &[u64], tables: &[(u8, u8)]) -> usize {
+/// Per sketch byte, the tables keyed on it: `(table, the table's other byte)`.
+fn tables_by_byte(tables: &[(u8, u8)]) -> Vec<Vec<(u16, u8)>> {
+    let mut out = vec![Vec::new(); LSH_WORDS * 8];
+    for (t, &(a, b)) in tables.iter().enumerate() {
+        out[usize::from(a)].push((t as u16, b));
+        out[usize::from(b)].push((t as u16, a));
+    }
+    out
+}
+
+/// Whether the sketches `a` and `b` share the key (two bytes) of some table before `limit`;
+/// `by_byte` is [`tables_by_byte`] of the tables. Only the tables of the bytes where the two
+/// sketches agree are looked at.
+fn shares_table_before(a: &[u64], b: &[u64], by_byte: &[Vec<(u16, u8)>], limit: usize) -> bool {
+    if limit == 0 {
+        return false;
+    }
     // Bit j of `same` set when byte j of the two sketches is equal: per word, the high bit of
     // each zero byte of the XOR (exact, no carry between bytes), gathered into 8 bits.
     const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
@@ -696,7 +711,17 @@ fn first_shared_table(a: &[u64], b: &[u64], tables: &[(u8, u8)]) -> usize {
         *out = ((zero_high >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8;
     }
     let has = |j: u8| same[usize::from(j) / 8] >> (j % 8) & 1 == 1;
-    tables.iter().position(|&(x, y)| has(x) && has(y)).unwrap_or(tables.len())
+    for (w, &bits) in same.iter().enumerate() {
+        let mut m = bits;
+        while m != 0 {
+            let j = w * 8 + m.trailing_zeros() as usize;
+            m &= m - 1;
+            if by_byte[j].iter().any(|&(t, other)| usize::from(t) < limit && has(other)) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 #[cfg(test)]
@@ -750,11 +775,13 @@ mod tests {
     }
 
     #[test]
-    fn first_shared_table_reads_equal_bytes() {
-        // Reference: compare the two key bytes of each table directly.
+    fn shared_tables_are_read_from_equal_bytes() {
+        // Reference: compare the two key bytes of each table before the limit directly.
         let tables = lsh_tables();
+        let by_byte = tables_by_byte(&tables);
         let mut state = 5u64;
-        for case in 0..200 {
+        let (mut yes, mut no) = (0, 0);
+        for case in 0..400u64 {
             let a: Vec<u64> = (0..LSH_WORDS).map(|_| splitmix(&mut state)).collect();
             // b equals a on a random subset of bytes (more of them in later cases).
             let b: Vec<u64> = a
@@ -762,23 +789,28 @@ mod tests {
                 .map(|&w| {
                     let mut out = w;
                     for byte in 0..8 {
-                        if splitmix(&mut state) % 200 >= case {
+                        if splitmix(&mut state) % 400 >= case {
                             out ^= (1 + splitmix(&mut state) % 255) << (8 * byte);
                         }
                     }
                     out
                 })
                 .collect();
-            let want = tables
-                .iter()
-                .position(|&(x, y)| {
-                    sketch_byte(&a, usize::from(x)) == sketch_byte(&b, usize::from(x))
-                        && sketch_byte(&a, usize::from(y)) == sketch_byte(&b, usize::from(y))
-                })
-                .unwrap_or(tables.len());
-            assert_eq!(first_shared_table(&a, &b, &tables), want, "case {case}");
+            let limit = (splitmix(&mut state) % (LSH_TABLES as u64 + 1)) as usize;
+            let want = tables[..limit].iter().any(|&(x, y)| {
+                sketch_byte(&a, usize::from(x)) == sketch_byte(&b, usize::from(x))
+                    && sketch_byte(&a, usize::from(y)) == sketch_byte(&b, usize::from(y))
+            });
+            assert_eq!(shares_table_before(&a, &b, &by_byte, limit), want, "case {case}, limit {limit}");
+            if want {
+                yes += 1;
+            } else {
+                no += 1;
+            }
         }
-        assert_eq!(first_shared_table(&[7; LSH_WORDS], &[7; LSH_WORDS], &tables), 0);
+        assert!(yes > 50 && no > 20, "{yes} / {no}");
+        assert!(shares_table_before(&[7; LSH_WORDS], &[7; LSH_WORDS], &by_byte, 1));
+        assert!(!shares_table_before(&[7; LSH_WORDS], &[7; LSH_WORDS], &by_byte, 0));
     }
 
     #[test]
