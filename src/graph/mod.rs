@@ -574,12 +574,9 @@ impl Graph {
     /// What the page keeps of a graph; `cairn bench` and `examples/memory.rs` print it.
     pub fn memory_breakdown(&self) -> Vec<(&'static str, usize)> {
         let s = &self.store;
-        let strings = |v: &[String]| {
-            v.len() * std::mem::size_of::<String>() + v.iter().map(String::capacity).sum::<usize>()
-        };
-        let lists = |v: &[Vec<u32>]| {
-            v.len() * std::mem::size_of::<Vec<u32>>() + v.iter().map(|l| l.capacity() * 4).sum::<usize>()
-        };
+        let strings = |v: &[String]| std::mem::size_of_val(v) + v.iter().map(String::capacity).sum::<usize>();
+        let lists =
+            |v: &[Vec<u32>]| std::mem::size_of_val(v) + v.iter().map(|l| l.capacity() * 4).sum::<usize>();
         let map = |buckets: usize, entry: usize| buckets * (entry + 1);
         let vectors = |m: &VectorMatrix| m.len() * m.dim() * 4;
         let quant = |q: Option<&QuantizedRows>| q.map_or(0, QuantizedRows::heap_bytes);

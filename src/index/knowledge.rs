@@ -165,7 +165,7 @@ impl super::Index {
     /// embedders' own tables (the static embedder's token table) are not counted.
     pub fn memory_breakdown(&self) -> Vec<(String, usize)> {
         let passages = self.corpus.passages();
-        let texts = passages.len() * std::mem::size_of::<crate::corpus::Passage>()
+        let texts = std::mem::size_of_val(passages)
             + passages
                 .iter()
                 .map(|p| p.id.capacity() + p.title.capacity() + p.text.capacity())
