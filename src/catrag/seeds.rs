@@ -22,9 +22,10 @@ pub struct ScoredFact {
     pub score: f64,
 }
 
-/// Cosine of `query_vector` with every fact vector, `[facts]` ([`Graph::fact_cosines`]: the
-/// best `crate::graph::EXACT_TOP` and the minimum exact, the others from an `i8` copy within
-/// its error bound).
+/// Cosine of `query_vector` with every fact vector, `[facts]` ([`Graph::fact_cosines`]: the fact
+/// vectors are held as `i8` rows with one scale each; the best `crate::graph::EXACT_TOP` and the
+/// minimum are scored exactly against those rows, the others by an integer scan within its
+/// error bound).
 ///
 /// # Errors
 /// [`Error::Config`] when the query vector's dimension is not the graph's.

@@ -78,7 +78,9 @@ fn hand_graph() -> Graph {
         Triple::new("Carol", "r4", "Eve", 2),
         Triple::new("Alice", "r5", "Eve", 2),
     ];
-    let g = build_graph(GraphConfig::default(), &passages, &triples, &embedder(), &mut |_, _, _| {}).unwrap();
+    // f32 fact vectors: the hand-worked cosines (0.9, 0.5, …) exactly.
+    let config = GraphConfig { fact_vectors_f32: true, ..GraphConfig::default() };
+    let g = build_graph(config, &passages, &triples, &embedder(), &mut |_, _, _| {}).unwrap();
     assert_eq!(g.node_count(), 8);
     for (name, id) in [("Alice", A), ("Bob", B), ("Carol", C), ("Dave", D), ("Eve", E)] {
         assert_eq!(g.entity_id(name), Some(id), "{name}");

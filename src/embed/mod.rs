@@ -173,6 +173,12 @@ impl VectorMatrix {
         Ok(())
     }
 
+    /// Room for `rows` more rows without reallocating (`Vec::reserve_exact`): a matrix filled
+    /// in chunks then holds no spare capacity and is never moved while it grows.
+    pub fn reserve_rows(&mut self, rows: usize) {
+        self.data.reserve_exact(rows.saturating_mul(self.dim));
+    }
+
     /// Dimension of each row.
     pub fn dim(&self) -> usize {
         self.dim

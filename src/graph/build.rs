@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::knn::{self, SynonymStats};
-use super::{csr, Fact, Graph, GraphConfig, NodeKind, Store, Triple};
+use super::{csr, Fact, Graph, GraphConfig, NodeKind, QuantizedRows, Store, Triple};
 use crate::corpus::Passage;
 use crate::embed::{Embedder, VectorMatrix};
 use crate::error::{Error, Result};
@@ -262,15 +262,34 @@ impl GraphBuilder {
         if dim == 0 {
             return Err(Error::Model { what: "embedder".into(), message: "it reports 0 dimensions".into() });
         }
-        for m in [&mut s.entity_vectors, &mut s.fact_vectors] {
-            if m.dim() == 0 && m.is_empty() {
-                *m = VectorMatrix::new(dim);
-            } else if m.dim() != dim {
+        for have in [s.entity_vectors.dim(), s.fact_vectors.dim()] {
+            if have != 0 && have != dim {
                 return Err(Error::Config(format!(
-                    "the graph holds {}-dimensional vectors and this embedder gives {dim}: extend a graph with the embedder it was built with",
-                    m.dim()
+                    "the graph holds {have}-dimensional vectors and this embedder gives {dim}: extend a graph with the embedder it was built with"
                 )));
             }
+        }
+        if s.entity_vectors.dim() == 0 && s.entity_vectors.is_empty() {
+            s.entity_vectors = VectorMatrix::new(dim);
+        }
+        if s.fact_vectors.dim() == 0 && s.fact_vectors.is_empty() {
+            s.fact_vectors = QuantizedRows::with_dim(dim);
+        }
+        // Room for every row at once: no spare capacity, no copy while the rows grow.
+        s.entity_vectors.reserve_rows(s.entity_nodes.len() - s.entity_vectors.len());
+        s.fact_vectors.reserve(s.facts.len() - s.fact_vectors.len());
+        let keep_f32 = s.config.fact_vectors_f32;
+        if keep_f32 {
+            if s.fact_vectors_f32.len() != s.fact_vectors.len() {
+                return Err(Error::Config(
+                    "fact_vectors_f32 is set but the graph holds its fact vectors in i8 only: rebuild it"
+                        .into(),
+                ));
+            }
+            if s.fact_vectors_f32.dim() == 0 {
+                s.fact_vectors_f32 = VectorMatrix::new(dim);
+            }
+            s.fact_vectors_f32.reserve_rows(s.facts.len() - s.fact_vectors_f32.len());
         }
         let mut done = 0;
         for entities in [true, false] {
@@ -301,8 +320,15 @@ impl GraphBuilder {
                         ),
                     });
                 }
-                let m = if entities { &mut s.entity_vectors } else { &mut s.fact_vectors };
-                m.extend(&rows)?;
+                if entities {
+                    s.entity_vectors.extend(&rows)?;
+                } else {
+                    // Fact vectors are kept only as their `i8` copy (`Store::fact_vectors`).
+                    s.fact_vectors.push_rows(&rows);
+                    if keep_f32 {
+                        s.fact_vectors_f32.extend(&rows)?;
+                    }
+                }
                 done += texts.len();
                 progress(done, total);
             }
@@ -369,12 +395,7 @@ impl GraphBuilder {
             )));
         }
         let csr = csr::build(&self.store)?;
-        Ok(Graph {
-            store: self.store,
-            csr,
-            fact_quant: std::sync::OnceLock::new(),
-            entity_quant: std::sync::OnceLock::new(),
-        })
+        Ok(Graph { store: self.store, csr, entity_quant: std::sync::OnceLock::new() })
     }
 }
 

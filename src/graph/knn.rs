@@ -403,6 +403,12 @@ const LSH_WORDS: usize = LSH_BITS / 64;
 /// about `(1 − 0.026)²⁰⁰ ≈ 0.5%` and put a pair at cosine 0 in some bucket with probability
 /// 0.3%.
 pub const LSH_TABLES: usize = 200;
+/// Candidate pairs listed before they are compared ([`SynonymSearch::Lsh`]): after the table
+/// where the list reaches this length, its pairs are sorted, deduplicated and compared, and the
+/// list starts again (8 MB of pairs at a time instead of all of them: 9.6M bucket pairs on
+/// 2wiki-6k). A pair is compared in the block of the first table whose key it shares. The
+/// unit tests use 256, so that their graphs take many blocks.
+const LSH_CHUNK_PAIRS: usize = if cfg!(test) { 256 } else { 1 << 20 };
 /// Leading sketch bits whose Hamming distance filters the pairs that share a bucket.
 const LSH_FILTER_BITS: usize = 512;
 /// Below this synonym threshold [`SynonymSearch::Lsh`] falls back to the exact search (the
@@ -540,10 +546,17 @@ struct FilterBits([u64; LSH_FILTER_BITS / 64]);
 
 /// [`SynonymSearch::Lsh`]: the new eligible entities (`eligible[first_new..]`) against all
 /// eligible ones, each pair once. A pair is compared (full cosine, as the exact search) when
-/// its sketches share the key of some table and differ in at most [`lsh_hamming_limit`] of
-/// their first [`LSH_FILTER_BITS`] bits; the pairs passing in any table are sorted and
-/// deduplicated, and those whose whole sketches differ in at most the [`lsh_hamming_limit`] of
-/// [`LSH_BITS`] bits are compared, once each.
+/// its sketches share the key of some table, differ in at most [`lsh_hamming_limit`] of their
+/// first [`LSH_FILTER_BITS`] bits, and differ in at most the [`lsh_hamming_limit`] of
+/// [`LSH_BITS`] bits over the whole sketch.
+///
+/// The tables are taken in blocks: the pairs passing the first filter in a block's tables are
+/// listed until the list holds [`LSH_CHUNK_PAIRS`], then sorted, deduplicated and compared in
+/// ascending (older, newer) order. A pair listed in two blocks is compared in the block of the
+/// first table whose key it shares (an earlier block's tables are looked up from the two
+/// sketches' equal bytes, [`shares_table_before`]), so every pair is compared once, as with one list of all pairs; each entity's top-k
+/// list does not depend on the order its candidates are offered in ([`offer`]). Memory: the
+/// sketches and one block's list (about 10 MB) instead of every candidate pair.
 fn lsh_link(
     s: &mut Store,
     eligible: &[u32],
@@ -560,19 +573,14 @@ fn lsh_link(
     progress(0, LSH_TABLES);
     let rot = Rotations::new(dim);
     let (mut y, mut z) = (vec![0.0f32; rot.n], vec![0.0f32; rot.n]);
-    // Three views of the sketches: the filter bits (one cache line per entity, read per bucket
-    // pair), byte-major (byte j of every entity in a row, read sequentially to key the tables)
-    // and whole (the second filter, on the pairs that passed the first).
+    // Two views of the sketches: the filter bits (one cache line per entity, read per bucket
+    // pair) and whole (the tables' keys, the second filter and the shared tables).
     let mut sketches = vec![0u64; ne * LSH_WORDS];
     let mut filter = vec![FilterBits::default(); ne];
-    let mut by_byte = vec![0u8; ne * LSH_WORDS * 8];
     for (i, &e) in eligible.iter().enumerate() {
         let sk = &mut sketches[i * LSH_WORDS..(i + 1) * LSH_WORDS];
         rot.sketch(row(e), &mut y, &mut z, sk);
         filter[i].0.copy_from_slice(&sk[..LSH_FILTER_BITS / 64]);
-        for j in 0..LSH_WORDS * 8 {
-            by_byte[j * ne + i] = sketch_byte(sk, j) as u8;
-        }
     }
     let sk = |i: usize| &sketches[i * LSH_WORDS..(i + 1) * LSH_WORDS];
     let tables = lsh_tables();
@@ -582,15 +590,29 @@ fn lsh_link(
     let mut start = vec![0u32; (1 << 16) + 1];
     let mut fill = vec![0u32; 1 << 16];
     let mut order = vec![0u32; ne];
-    // Pairs that passed the filter in some table (a pair in several tables appears once per
-    // table until the sort below).
-    let mut cands: Vec<u64> = Vec::new();
-    for (t, &(a, b)) in tables.iter().enumerate() {
+    // The keys of KEY_GROUP tables at a time, from one sequential pass over the sketches
+    // (entity-major: the keys of entity i for the group's tables side by side).
+    const KEY_GROUP: usize = 16;
+    let mut keys = vec![0u16; ne * KEY_GROUP];
+    // Pairs that passed the filter since `block_start` (a pair in several of those tables
+    // appears once per table until the sort).
+    let mut cands: Vec<u64> = Vec::with_capacity(LSH_CHUNK_PAIRS + LSH_CHUNK_PAIRS / 4);
+    let mut block_start = 0usize;
+    let by_byte = tables_by_byte(&tables);
+    for (t, _) in tables.iter().enumerate() {
+        let g = t % KEY_GROUP;
+        if g == 0 {
+            let group = &tables[t..(t + KEY_GROUP).min(tables.len())];
+            for (i, out) in keys.chunks_exact_mut(KEY_GROUP).enumerate() {
+                let w = sk(i);
+                for (key, &(a, b)) in out.iter_mut().zip(group) {
+                    *key = (sketch_byte(w, usize::from(a)) | sketch_byte(w, usize::from(b)) << 8) as u16;
+                }
+            }
+        }
         // Counting sort by key: `order` lists the entities bucket by bucket, each bucket in
         // ascending eligible position.
-        let (a, b) = (usize::from(a), usize::from(b));
-        let (ka, kb) = (&by_byte[a * ne..(a + 1) * ne], &by_byte[b * ne..(b + 1) * ne]);
-        let key = |i: usize| usize::from(ka[i]) | usize::from(kb[i]) << 8;
+        let key = |i: usize| usize::from(keys[i * KEY_GROUP + g]);
         start.fill(0);
         for i in 0..ne {
             start[key(i) + 1] += 1;
@@ -635,25 +657,71 @@ fn lsh_link(
             }
         }
         progress(t + 1, LSH_TABLES);
-    }
-    // Each pair once, in ascending (older, newer) order (the older row stays in cache).
-    cands.sort_unstable();
-    cands.dedup();
-    for &pq in &cands {
-        let (p, q) = ((pq >> 32) as usize, (pq & 0xFFFF_FFFF) as usize);
-        let ham: u32 = sk(p).iter().zip(sk(q)).map(|(a, b)| (a ^ b).count_ones()).sum();
-        if ham > limit_full {
-            continue;
+        if cands.len() >= LSH_CHUNK_PAIRS || t + 1 == tables.len() {
+            // Each pair once, in ascending (older, newer) order (the older row stays in cache);
+            // a pair is compared in the block of its first shared table only.
+            cands.sort_unstable();
+            cands.dedup();
+            for &pq in &cands {
+                let (p, q) = ((pq >> 32) as usize, (pq & 0xFFFF_FFFF) as usize);
+                let (sp, sq) = (sk(p), sk(q));
+                let ham: u32 = sp.iter().zip(sq).map(|(x, y)| (x ^ y).count_ones()).sum();
+                if ham > limit_full || shares_table_before(sp, sq, &by_byte, block_start) {
+                    continue;
+                }
+                let (pe, qe) = (eligible[p], eligible[q]);
+                stats.exact += 1;
+                let c = dot(row(pe), row(qe));
+                if c >= thr {
+                    stats.above_threshold += 1;
+                    offer(&mut neighbours[pe as usize], k, (qe, c));
+                    offer(&mut neighbours[qe as usize], k, (pe, c));
+                }
+            }
+            cands.clear();
+            block_start = t + 1;
         }
-        let (pe, qe) = (eligible[p], eligible[q]);
-        stats.exact += 1;
-        let c = dot(row(pe), row(qe));
-        if c >= thr {
-            stats.above_threshold += 1;
-            offer(&mut neighbours[pe as usize], k, (qe, c));
-            offer(&mut neighbours[qe as usize], k, (pe, c));
+    }
+}
+
+/// Per sketch byte, the tables keyed on it: `(table, the table's other byte)`.
+fn tables_by_byte(tables: &[(u8, u8)]) -> Vec<Vec<(u16, u8)>> {
+    let mut out = vec![Vec::new(); LSH_WORDS * 8];
+    for (t, &(a, b)) in tables.iter().enumerate() {
+        out[usize::from(a)].push((t as u16, b));
+        out[usize::from(b)].push((t as u16, a));
+    }
+    out
+}
+
+/// Whether the sketches `a` and `b` share the key (two bytes) of some table before `limit`;
+/// `by_byte` is [`tables_by_byte`] of the tables. Only the tables of the bytes where the two
+/// sketches agree are looked at.
+fn shares_table_before(a: &[u64], b: &[u64], by_byte: &[Vec<(u16, u8)>], limit: usize) -> bool {
+    if limit == 0 {
+        return false;
+    }
+    // Bit j of `same` set when byte j of the two sketches is equal: per word, the high bit of
+    // each zero byte of the XOR (exact, no carry between bytes), gathered into 8 bits.
+    const LOW7: u64 = 0x7F7F_7F7F_7F7F_7F7F;
+    let mut same = [0u8; LSH_WORDS];
+    for ((x, y), out) in a.iter().zip(b).zip(same.iter_mut()) {
+        let d = x ^ y;
+        let zero_high = !(((d & LOW7) + LOW7) | d | LOW7);
+        *out = ((zero_high >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8;
+    }
+    let has = |j: u8| same[usize::from(j) / 8] >> (j % 8) & 1 == 1;
+    for (w, &bits) in same.iter().enumerate() {
+        let mut m = bits;
+        while m != 0 {
+            let j = w * 8 + m.trailing_zeros() as usize;
+            m &= m - 1;
+            if by_byte[j].iter().any(|&(t, other)| usize::from(t) < limit && has(other)) {
+                return true;
+            }
         }
     }
+    false
 }
 
 #[cfg(test)]
@@ -704,6 +772,45 @@ mod tests {
                 "cos {target}: {diff} bits differ, expected {want:.0}"
             );
         }
+    }
+
+    #[test]
+    fn shared_tables_are_read_from_equal_bytes() {
+        // Reference: compare the two key bytes of each table before the limit directly.
+        let tables = lsh_tables();
+        let by_byte = tables_by_byte(&tables);
+        let mut state = 5u64;
+        let (mut yes, mut no) = (0, 0);
+        for case in 0..400u64 {
+            let a: Vec<u64> = (0..LSH_WORDS).map(|_| splitmix(&mut state)).collect();
+            // b equals a on a random subset of bytes (more of them in later cases).
+            let b: Vec<u64> = a
+                .iter()
+                .map(|&w| {
+                    let mut out = w;
+                    for byte in 0..8 {
+                        if splitmix(&mut state) % 400 >= case {
+                            out ^= (1 + splitmix(&mut state) % 255) << (8 * byte);
+                        }
+                    }
+                    out
+                })
+                .collect();
+            let limit = (splitmix(&mut state) % (LSH_TABLES as u64 + 1)) as usize;
+            let want = tables[..limit].iter().any(|&(x, y)| {
+                sketch_byte(&a, usize::from(x)) == sketch_byte(&b, usize::from(x))
+                    && sketch_byte(&a, usize::from(y)) == sketch_byte(&b, usize::from(y))
+            });
+            assert_eq!(shares_table_before(&a, &b, &by_byte, limit), want, "case {case}, limit {limit}");
+            if want {
+                yes += 1;
+            } else {
+                no += 1;
+            }
+        }
+        assert!(yes > 50 && no > 20, "{yes} / {no}");
+        assert!(shares_table_before(&[7; LSH_WORDS], &[7; LSH_WORDS], &by_byte, 1));
+        assert!(!shares_table_before(&[7; LSH_WORDS], &[7; LSH_WORDS], &by_byte, 0));
     }
 
     #[test]

@@ -55,8 +55,10 @@
 //! one-shot build takes 5.5–6 s of CPU, 4.6–5 s of it the synonym kNN (10⁹ pairs); adding 100
 //! passages takes about 0.2 s of CPU. The same kNN in wasm under Node takes 29 s without SIMD
 //! and 11 s when built with `-C target-feature=+simd128`, and 0.85 s / 0.28 s for 100 passages.
-//! Memory: 4·dim bytes per entity and per fact for the vectors (fact vectors dominate: 144 MB
-//! for the stand-in's 141k facts), 9 bytes per arc for the CSR.
+//! Memory: 4·dim bytes per entity (`f32`, which the synonym kNN and the index file's derived
+//! cosines need) plus dim bytes for their `i8` copy (anchoring), dim bytes per fact (the fact
+//! vectors are kept only as `i8` rows unless [`GraphConfig::fact_vectors_f32`]), 9 bytes per arc
+//! for the CSR; [`Graph::memory_breakdown`] lists every structure.
 
 mod build;
 mod csr;
@@ -74,10 +76,12 @@ use crate::embed::VectorMatrix;
 use crate::error::{Error, Result};
 pub use crate::extract::Triple;
 
-pub use build::{build_graph, AddSummary, BuildStep, GraphBuilder};
-pub use knn::{lsh_hamming_limit, SynonymSearch, SynonymStats, LSH_BITS, LSH_MIN_DIM, LSH_MIN_THRESHOLD, LSH_TABLES};
-pub use quant::{QuantizedRows, EXACT_TOP};
 pub use crate::text::normalize::{alnum_count, collapse_whitespace, normalize_entity, normalize_relation};
+pub use build::{build_graph, AddSummary, BuildStep, GraphBuilder};
+pub use knn::{
+    lsh_hamming_limit, SynonymSearch, SynonymStats, LSH_BITS, LSH_MIN_DIM, LSH_MIN_THRESHOLD, LSH_TABLES,
+};
+pub use quant::{QuantizedRows, EXACT_TOP};
 
 /// Settings of the graph (METHOD.md §1). Serde names are the field names; every field has a
 /// default, so `{}` is the default configuration.
@@ -102,6 +106,15 @@ pub struct GraphConfig {
     /// full cosine on the candidates only: sub-quadratic, about 99.7% of the exact edges) or
     /// `"exact"` (every pair; quadratic). See [`SynonymSearch`].
     pub synonym_search: SynonymSearch,
+    /// Keep the fact vectors in `f32` beside their `i8` rows (4 more bytes per dimension per
+    /// fact: 48.7 MB on 2wiki-6k). With it, the best [`EXACT_TOP`] fact cosines and the minimum
+    /// are those of the embedder's `f32` vectors bit for bit ([`QuantizedRows::cosines`]);
+    /// without it (the default), they are exact for the stored `i8` rows and within their
+    /// quantisation error (about 5·10⁻⁴) of the `f32` ones ([`QuantizedRows::cosines_of_rows`]):
+    /// R@2, R@5 and FCR@5 identical on the dev folders (docs/method/speed.md §10). Default false
+    /// (then not written, so the configuration's JSON is as it was before this field).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fact_vectors_f32: bool,
 }
 
 impl Default for GraphConfig {
@@ -113,6 +126,7 @@ impl Default for GraphConfig {
             synonym_min_alnum: 3,
             context_weight: 1.0,
             synonym_search: SynonymSearch::default(),
+            fact_vectors_f32: false,
         }
     }
 }
@@ -313,8 +327,11 @@ struct Store {
 
     /// Rows: embedded entities (a prefix of the entity ordinals).
     entity_vectors: VectorMatrix,
-    /// Rows: embedded facts (a prefix of the fact ids).
-    fact_vectors: VectorMatrix,
+    /// Rows: embedded facts (a prefix of the fact ids), kept only as an `i8` copy with one
+    /// scale per row ([`QuantizedRows`]): each row is quantised as soon as it is embedded.
+    fact_vectors: QuantizedRows,
+    /// The same rows in `f32`, kept only with [`GraphConfig::fact_vectors_f32`] (else empty).
+    fact_vectors_f32: VectorMatrix,
     /// Entity ordinal → its top-k synonym candidates (entity ordinal, cosine), best first
     /// (cosine descending, ordinal ascending), all ≥ the threshold.
     neighbours: Vec<Vec<(u32, f32)>>,
@@ -343,8 +360,6 @@ struct Csr {
 pub struct Graph {
     store: Store,
     csr: Csr,
-    /// The fact vectors' `i8` copy for fact scoring ([`Graph::fact_cosines`]), made on first use.
-    fact_quant: std::sync::OnceLock<QuantizedRows>,
     /// The entity vectors' `i8` copy for anchoring ([`Graph::nearest_entity`]), made on first use.
     entity_quant: std::sync::OnceLock<QuantizedRows>,
 }
@@ -375,7 +390,8 @@ impl Graph {
     /// [`Error::PprInput`] when the arrays are not a valid CSR graph (not expected: the graph
     /// builds them).
     pub fn ppr_graph(&self) -> Result<crate::ppr::CsrGraph<'_>> {
-        let (offsets, targets, weights) = (&self.csr.offsets[..], &self.csr.targets[..], &self.csr.weights[..]);
+        let (offsets, targets, weights) =
+            (&self.csr.offsets[..], &self.csr.targets[..], &self.csr.weights[..]);
         let pre = self.csr.ppr.get_or_init(|| {
             crate::ppr::CsrGraph::new_symmetric(offsets, targets, weights)
                 .map(|g| crate::ppr::StaticOut::new(&g))
@@ -485,16 +501,23 @@ impl Graph {
         &self.store.entity_vectors
     }
 
-    /// Fact vectors `[facts, dim]`: row `i` embeds [`Fact::text`] of fact `i`.
-    pub fn fact_vectors(&self) -> &VectorMatrix {
+    /// Fact vectors `[facts, dim]`: row `i` embeds [`Fact::text`] of fact `i`. Held only as
+    /// an `i8` copy with one scale per row ([`QuantizedRows`], `max|xᵢ|/127`: 1 byte per
+    /// dimension instead of 4); row `i` is `scale · entries` ([`QuantizedRows::row_f32`]),
+    /// within `scale/2` of the embedder's vector in every dimension.
+    pub fn fact_vectors(&self) -> &QuantizedRows {
         &self.store.fact_vectors
     }
 
     /// Cosine of `query` with every fact vector, `[facts]` (CatRAG / HippoRAG 2 fact scoring,
-    /// METHOD.md §3), from the fact vectors' `i8` copy (quantised once, on the first call) with
-    /// the best [`EXACT_TOP`] and the minimum scored again exactly ([`QuantizedRows::cosines`]):
-    /// those equal [`VectorMatrix::scores`] bit for bit, the other facts' cosines are within the
-    /// copy's error bound of it. Empty without facts.
+    /// METHOD.md §3), from the fact vectors' `i8` form ([`Graph::fact_vectors`]): an integer scan,
+    /// with the best [`EXACT_TOP`] and the minimum scored again in `f32` against the stored rows
+    /// ([`QuantizedRows::cosines_of_rows`]), so the seed facts and both ends of the min–max
+    /// normalisation are exact for the stored vectors; each cosine is within the rows'
+    /// quantisation error (`(s/2)·‖q‖₁`, about 5·10⁻⁴ typically) of the embedder's `f32`
+    /// vectors. With [`GraphConfig::fact_vectors_f32`] the rows are scored again against the
+    /// `f32` vectors instead ([`QuantizedRows::cosines`]): those cosines equal
+    /// [`VectorMatrix::scores`] bit for bit. Empty without facts.
     ///
     /// # Errors
     /// [`Error::Config`] when `query` does not have the fact vectors' dimension.
@@ -510,20 +533,20 @@ impl Graph {
                 m.dim()
             )));
         }
-        self.fact_quant.get_or_init(|| QuantizedRows::new(m)).cosines(m, query)
+        let exact = &self.store.fact_vectors_f32;
+        if exact.len() == m.len() {
+            m.cosines(exact, query)
+        } else {
+            m.cosines_of_rows(query)
+        }
     }
 
     /// Make now what the first search would otherwise make: the PPR view's checks and stored
-    /// out-weights ([`Graph::ppr_graph`]) and the `i8` copies of the fact and entity vectors
-    /// ([`Graph::fact_cosines`], [`Graph::nearest_entity`]). O(nodes + arcs + vector entries),
-    /// once per graph; later calls cost nothing. A CSR that fails its checks is reported by the
-    /// searches, as before.
+    /// out-weights ([`Graph::ppr_graph`]) and the `i8` copy of the entity vectors
+    /// ([`Graph::nearest_entity`]). O(nodes + arcs + vector entries), once per graph; later
+    /// calls cost nothing. A CSR that fails its checks is reported by the searches, as before.
     pub fn prepare_search(&self) {
         let _ = self.ppr_graph();
-        let facts = &self.store.fact_vectors;
-        if !facts.is_empty() {
-            self.fact_quant.get_or_init(|| QuantizedRows::new(facts));
-        }
         let entities = &self.store.entity_vectors;
         if !entities.is_empty() {
             self.entity_quant.get_or_init(|| QuantizedRows::new(entities));
@@ -544,6 +567,75 @@ impl Graph {
             return Ok(None);
         }
         self.entity_quant.get_or_init(|| QuantizedRows::new(m)).best(m, query)
+    }
+
+    /// Heap bytes held by each of the graph's structures, estimated from capacities (hash
+    /// tables at one entry plus one control byte per bucket): `(name, bytes)` in a fixed order.
+    /// What the page keeps of a graph; `cairn bench` and `examples/memory.rs` print it.
+    pub fn memory_breakdown(&self) -> Vec<(&'static str, usize)> {
+        let s = &self.store;
+        let strings = |v: &[String]| std::mem::size_of_val(v) + v.iter().map(String::capacity).sum::<usize>();
+        let lists =
+            |v: &[Vec<u32>]| std::mem::size_of_val(v) + v.iter().map(|l| l.capacity() * 4).sum::<usize>();
+        let map = |buckets: usize, entry: usize| buckets * (entry + 1);
+        let vectors = |m: &VectorMatrix| m.len() * m.dim() * 4;
+        let quant = |q: Option<&QuantizedRows>| q.map_or(0, QuantizedRows::heap_bytes);
+        let facts = s.facts.capacity() * std::mem::size_of::<Fact>()
+            + s.facts
+                .iter()
+                .map(|f| f.relation.capacity() + f.text.capacity() + f.passages.capacity() * 4)
+                .sum::<usize>();
+        let n = s.nodes.len();
+        let ppr = match self.csr.ppr.get() {
+            // 8 bytes per padded arc, 12 per node (layout), 16 per node (out-weights, inverses).
+            Some(Ok(p)) => p.layout_arc_count().unwrap_or(0) * 8 + n * 28,
+            _ => 0,
+        };
+        vec![
+            (
+                "node table",
+                s.nodes.capacity() * 8 + s.entity_nodes.capacity() * 4 + s.passage_nodes.capacity() * 4,
+            ),
+            ("entity names and keys", strings(&s.entity_names) + strings(&s.entity_keys)),
+            (
+                "entity lookup by key",
+                map(s.entity_by_key.capacity(), std::mem::size_of::<(String, u32)>())
+                    + s.entity_by_key.keys().map(String::capacity).sum::<usize>(),
+            ),
+            ("entity passages and facts", lists(&s.entity_passages) + lists(&s.entity_facts)),
+            (
+                "passage tables",
+                lists(&s.passage_indices)
+                    + lists(&s.passage_entities)
+                    + lists(&s.passage_facts)
+                    + map(s.passage_by_index.capacity(), 8)
+                    + map(s.passage_by_hash.capacity(), 32),
+            ),
+            ("fact table", facts),
+            (
+                "fact lookup by key",
+                map(s.fact_by_key.capacity(), std::mem::size_of::<((u32, String, u32), u32)>())
+                    + s.fact_by_key.keys().map(|k| k.1.capacity()).sum::<usize>(),
+            ),
+            ("relation weights", map(s.relation_weights.capacity(), 12)),
+            ("entity vectors f32", vectors(&s.entity_vectors)),
+            ("entity vectors i8", quant(self.entity_quant.get())),
+            ("fact vectors f32", vectors(&s.fact_vectors_f32)),
+            ("fact vectors i8", s.fact_vectors.heap_bytes()),
+            (
+                "synonym lists",
+                s.neighbours.len() * std::mem::size_of::<Vec<(u32, f32)>>()
+                    + s.neighbours.iter().map(|l| l.capacity() * 8).sum::<usize>(),
+            ),
+            (
+                "CSR",
+                self.csr.offsets.capacity() * 4
+                    + self.csr.targets.capacity() * 4
+                    + self.csr.weights.capacity() * 4
+                    + self.csr.edge_types.capacity(),
+            ),
+            ("PPR layout and out-weights", ppr),
+        ]
     }
 
     /// The synonym candidates kept for entity `node`: (entity node id, cosine), best first, at

@@ -54,6 +54,7 @@
 use rustc_hash::FxHashMap;
 
 use super::build::passage_hash;
+use super::quant::QuantizedRows;
 use super::{normalize_entity, normalize_relation, Fact, Graph, GraphBuilder, GraphConfig, NodeKind, Store};
 use crate::corpus::Passage;
 use crate::embed::{dot, Embedder, VectorMatrix};
@@ -663,9 +664,11 @@ impl Graph {
     }
 }
 
-/// Embed a freshly read store's entity names, then its fact texts, each in one batch (so the
-/// embedder's per-batch word cache serves every text of the kind) straight into the store's
-/// matrices, without copies. The vectors are the ones [`GraphBuilder::embed`] makes (an
+/// Embed a freshly read store's entity names in one batch (so the embedder's per-batch word
+/// cache serves every name) straight into the store's matrix, without a copy, then its fact
+/// texts in batches of [`READ_FACT_BATCH`], each quantised into the `i8` fact rows as it comes
+/// (and kept in `f32` too with [`super::GraphConfig::fact_vectors_f32`]), so no `f32` copy of
+/// every fact vector is ever held. The vectors are the ones [`GraphBuilder::embed`] makes (an
 /// embedder's output depends only on the text). `progress(done, total)` counts both kinds.
 ///
 /// # Errors
@@ -677,35 +680,55 @@ fn embed_read(s: &mut Store, embedder: &dyn Embedder, progress: &mut dyn FnMut(u
         return Err(Error::Model { what: "embedder".into(), message: "it reports 0 dimensions".into() });
     }
     let total = s.entity_names.len() + s.facts.len();
-    let names: Vec<&str> = s.entity_names.iter().map(String::as_str).collect();
-    let facts: Vec<&str> = s.facts.iter().map(|f| f.text.as_str()).collect();
-    let mut done = 0;
-    let mut out = [VectorMatrix::new(dim), VectorMatrix::new(dim)];
-    for (texts, m) in [names, facts].iter().zip(&mut out) {
-        if texts.is_empty() {
-            continue;
-        }
-        let rows = embedder.embed_batch(texts, &mut |d, _| progress(done + d.min(texts.len()), total))?;
-        if rows.len() != texts.len() * dim {
-            return Err(Error::Model {
+    let check = |rows: &[f32], texts: usize| {
+        if rows.len() == texts * dim {
+            Ok(())
+        } else {
+            Err(Error::Model {
                 what: "embedder".into(),
-                message: format!(
-                    "returned {} floats for {} texts of dimension {dim}",
-                    rows.len(),
-                    texts.len()
-                ),
-            });
+                message: format!("returned {} floats for {texts} texts of dimension {dim}", rows.len()),
+            })
         }
-        *m = VectorMatrix::from_rows(dim, rows)?;
+    };
+    let names: Vec<&str> = s.entity_names.iter().map(String::as_str).collect();
+    s.entity_vectors = VectorMatrix::new(dim);
+    if !names.is_empty() {
+        let rows = embedder.embed_batch(&names, &mut |d, _| progress(d.min(names.len()), total))?;
+        check(&rows, names.len())?;
+        s.entity_vectors = VectorMatrix::from_rows(dim, rows)?;
+    }
+    let mut done = names.len();
+    let keep_f32 = s.config.fact_vectors_f32;
+    let mut facts = QuantizedRows::with_dim(dim);
+    facts.reserve(s.facts.len());
+    // As the builder leaves it: empty (and dimensionless) unless the f32 rows are kept.
+    let mut facts_f32 = VectorMatrix::default();
+    if keep_f32 {
+        facts_f32 = VectorMatrix::new(dim);
+        facts_f32.reserve_rows(s.facts.len());
+    }
+    for chunk in s.facts.chunks(READ_FACT_BATCH) {
+        let texts: Vec<&str> = chunk.iter().map(|f| f.text.as_str()).collect();
+        let rows = embedder.embed_batch(&texts, &mut |d, _| progress(done + d.min(texts.len()), total))?;
+        check(&rows, texts.len())?;
+        facts.push_rows(&rows);
+        if keep_f32 {
+            facts_f32.extend(&rows)?;
+        }
         done += texts.len();
     }
     if total == 0 {
         progress(0, 0);
     }
-    let [entities, facts] = out;
-    (s.entity_vectors, s.fact_vectors) = (entities, facts);
+    (s.fact_vectors, s.fact_vectors_f32) = (facts, facts_f32);
     Ok(())
 }
+
+/// Fact texts embedded per batch when an index file's graph is read: large enough that the
+/// embedder's per-batch word cache is warm for most of a batch, small enough that the batch's
+/// `f32` rows (8,192 × 256 × 4 bytes = 8 MB with the static embedder) stay a small part of the
+/// page's memory, which never shrinks.
+const READ_FACT_BATCH: usize = 8192;
 
 /// Rebuild a freshly read store's lookup maps and relation weights, as the builder keeps them.
 /// `Err` carries what is wrong: two entities with one key, a corpus passage in two passage nodes.
@@ -773,7 +796,12 @@ impl Graph {
             ("facts", a.facts == b.facts),
             ("fact_by_key", sorted(&a.fact_by_key) == sorted(&b.fact_by_key)),
             ("relation_weights", weights(&a.relation_weights) == weights(&b.relation_weights)),
-            ("vectors", a.entity_vectors == b.entity_vectors && a.fact_vectors == b.fact_vectors),
+            (
+                "vectors",
+                a.entity_vectors == b.entity_vectors
+                    && a.fact_vectors == b.fact_vectors
+                    && a.fact_vectors_f32 == b.fact_vectors_f32,
+            ),
             ("neighbours", bits(&a.neighbours) == bits(&b.neighbours) && a.linked == b.linked),
             (
                 "csr",
@@ -852,7 +880,7 @@ mod tests {
         let e0 = s.neighbours.iter().position(|l| !l.is_empty()).unwrap();
         s.neighbours[e0][0].1 = f32::from_bits(s.neighbours[e0][0].1.to_bits() - 1);
         let csr = super::super::csr::build(&s).unwrap();
-        let odd = Graph { store: s, csr, fact_quant: Default::default(), entity_quant: Default::default() };
+        let odd = Graph { store: s, csr, entity_quant: Default::default() };
         let (loaded, mode) = round_trip(&odd, &passages, &e);
         assert_eq!(mode, 1);
         loaded.same_tables(&odd).unwrap();
@@ -868,7 +896,7 @@ mod tests {
         let e0 = s.neighbours.iter().position(|l| l.len() >= 2 && l[0].1 != l[1].1).unwrap();
         s.neighbours[e0].swap(0, 1);
         let csr = super::super::csr::build(&s).unwrap();
-        let odd = Graph { store: s, csr, fact_quant: Default::default(), entity_quant: Default::default() };
+        let odd = Graph { store: s, csr, entity_quant: Default::default() };
         let (loaded, mode) = round_trip(&odd, &passages, &e);
         assert_eq!(mode, 3);
         loaded.same_tables(&odd).unwrap();
@@ -892,7 +920,7 @@ mod tests {
             .unwrap();
         s.neighbours[a].remove(j);
         let csr = super::super::csr::build(&s).unwrap();
-        let odd = Graph { store: s, csr, fact_quant: Default::default(), entity_quant: Default::default() };
+        let odd = Graph { store: s, csr, entity_quant: Default::default() };
         let (loaded, mode) = round_trip(&odd, &passages, &e);
         assert_eq!(mode, 2);
         loaded.same_tables(&odd).unwrap();
@@ -909,13 +937,10 @@ mod tests {
         s.entity_by_key.insert("a key of its own".into(), node);
         s.facts[5].text = "Surface Form relation Other Form".into();
         // Its vector is that of its text, as the builder would have made it.
-        let dim = s.fact_vectors.dim();
-        let mut rows = s.fact_vectors.as_slice().to_vec();
         let v = e.embed_batch(&["Surface Form relation Other Form"], &mut |_, _| {}).unwrap();
-        rows[5 * dim..6 * dim].copy_from_slice(&v);
-        s.fact_vectors = crate::embed::VectorMatrix::from_rows(dim, rows).unwrap();
+        s.fact_vectors.set_row(5, &v);
         let csr = super::super::csr::build(&s).unwrap();
-        let odd = Graph { store: s, csr, fact_quant: Default::default(), entity_quant: Default::default() };
+        let odd = Graph { store: s, csr, entity_quant: Default::default() };
         let (loaded, _) = round_trip(&odd, &passages, &e);
         loaded.same_tables(&odd).unwrap();
         assert_eq!(loaded.store.entity_keys[3], "a key of its own");

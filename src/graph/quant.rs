@@ -47,40 +47,153 @@ pub struct QuantizedRows {
 impl QuantizedRows {
     /// Quantise every row of `m` (O(rows × dim), once per graph).
     pub fn new(m: &VectorMatrix) -> Self {
-        let dim = m.dim();
-        let rows = m.len();
-        let mut data = Vec::with_capacity(rows * dim);
-        let mut scale = Vec::with_capacity(rows);
-        let mut l1 = Vec::with_capacity(rows);
-        if dim > 0 {
-            for row in m.as_slice().chunks_exact(dim) {
-                let at = data.len();
-                // The bits of a non-negative finite f32 order as the number does, and every
-                // non-finite value's bits are ≥ those of infinity: one integer max (which
-                // vectorises, where a float max chain does not) gives max|xᵢ| and says whether the
-                // row is finite.
-                let max_bits = row.iter().fold(0u32, |a, x| a.max(x.to_bits() & 0x7fff_ffff));
-                let finite = max_bits < f32::INFINITY.to_bits();
-                let max = if finite {
-                    f32::from_bits(max_bits)
-                } else {
-                    row.iter().fold(0.0f32, |a, &x| if x.is_finite() { a.max(x.abs()) } else { a })
-                };
-                let s = if max > 0.0 { max / 127.0 } else { 0.0 };
-                if s > 0.0 && finite {
-                    // (branch-free, so it vectorises: an embedder's rows are finite)
-                    data.extend(row.iter().map(|&x| round_code(x / s)));
-                } else if s > 0.0 {
-                    data.extend(row.iter().map(|&x| if x.is_finite() { round_code(x / s) } else { 0 }));
-                } else {
-                    data.resize(at + dim, 0);
-                }
-                let sum: i32 = data[at..].iter().map(|&q| i32::from(q).abs()).sum();
-                scale.push(s);
-                l1.push(s * sum as f32);
+        let mut out = QuantizedRows::with_dim(m.dim());
+        out.reserve(m.len());
+        out.push_rows(m.as_slice());
+        out
+    }
+
+    /// An empty copy of `dim`-dimensional rows, to fill with [`QuantizedRows::push_rows`].
+    pub fn with_dim(dim: usize) -> Self {
+        QuantizedRows { dim, ..QuantizedRows::default() }
+    }
+
+    /// Room for `rows` more rows without reallocating (so a copy filled in chunks holds no
+    /// spare capacity and is never moved while it grows).
+    pub fn reserve(&mut self, rows: usize) {
+        self.data.reserve_exact(rows * self.dim);
+        self.scale.reserve_exact(rows);
+        self.l1.reserve_exact(rows);
+    }
+
+    /// Quantise `rows` (row-major, `dim` wide; a trailing partial row is ignored) and append
+    /// them: `x̂ = round(x / s)`, `s = max|xᵢ| / 127` (module docs). A non-finite entry is
+    /// stored as 0 and left out of the scale.
+    pub fn push_rows(&mut self, rows: &[f32]) {
+        if self.dim == 0 {
+            return;
+        }
+        let dim = self.dim;
+        for row in rows.chunks_exact(dim) {
+            let at = self.data.len();
+            // The bits of a non-negative finite f32 order as the number does, and every
+            // non-finite value's bits are ≥ those of infinity: one integer max (which
+            // vectorises, where a float max chain does not) gives max|xᵢ| and says whether the
+            // row is finite.
+            let max_bits = row.iter().fold(0u32, |a, x| a.max(x.to_bits() & 0x7fff_ffff));
+            let finite = max_bits < f32::INFINITY.to_bits();
+            let max = if finite {
+                f32::from_bits(max_bits)
+            } else {
+                row.iter().fold(0.0f32, |a, &x| if x.is_finite() { a.max(x.abs()) } else { a })
+            };
+            let s = if max > 0.0 { max / 127.0 } else { 0.0 };
+            if s > 0.0 && finite {
+                // (branch-free, so it vectorises: an embedder's rows are finite)
+                self.data.extend(row.iter().map(|&x| round_code(x / s)));
+            } else if s > 0.0 {
+                self.data.extend(row.iter().map(|&x| if x.is_finite() { round_code(x / s) } else { 0 }));
+            } else {
+                self.data.resize(at + dim, 0);
+            }
+            let sum: i32 = self.data[at..].iter().map(|&q| i32::from(q).abs()).sum();
+            self.scale.push(s);
+            self.l1.push(s * sum as f32);
+        }
+    }
+
+    /// Replace row `r` (in place; `row` is `dim` wide) by the quantisation of `row`.
+    #[cfg(test)]
+    pub(crate) fn set_row(&mut self, r: usize, row: &[f32]) {
+        let mut one = QuantizedRows::with_dim(self.dim);
+        one.push_rows(row);
+        self.data[r * self.dim..(r + 1) * self.dim].copy_from_slice(&one.data);
+        self.scale[r] = one.scale[0];
+        self.l1[r] = one.l1[0];
+    }
+
+    /// Dimension of the rows.
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Row `r` as stored: its `i8` entries and its scale (the row is `scale · entries`).
+    pub fn row(&self, r: usize) -> Option<(&[i8], f32)> {
+        let entries = self.data.get(r * self.dim..(r + 1) * self.dim)?;
+        Some((entries, *self.scale.get(r)?))
+    }
+
+    /// Row `r` as `f32` (`scale · entries`), empty past the end.
+    pub fn row_f32(&self, r: usize) -> Vec<f32> {
+        self.row(r).map_or_else(Vec::new, |(x, s)| x.iter().map(|&v| s * f32::from(v)).collect())
+    }
+
+    /// The dot product of stored row `r` with `query`, `scale · Σ x̂ᵢqᵢ` in `f32` (the cosine
+    /// when both are unit vectors). Every score of [`QuantizedRows::cosines_of_rows`] that is
+    /// exact is this one.
+    fn row_dot(&self, r: usize, query: &[f32]) -> f32 {
+        let x = &self.data[r * self.dim..(r + 1) * self.dim];
+        let mut acc = [0.0f32; 4];
+        let mut xc = x.chunks_exact(4);
+        let mut qc = query.chunks_exact(4);
+        for (a, b) in (&mut xc).zip(&mut qc) {
+            for l in 0..4 {
+                acc[l] += f32::from(a[l]) * b[l];
             }
         }
-        QuantizedRows { dim, data, scale, l1 }
+        let mut sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+        for (&a, &b) in xc.remainder().iter().zip(qc.remainder()) {
+            sum += f32::from(a) * b;
+        }
+        self.scale[r] * sum
+    }
+
+    /// Cosines of `query` with every stored row, the rows themselves being the vectors (the
+    /// graph keeps its fact vectors only in this form): approximate from the integer scan with
+    /// the query as `i16`, and exact — [`QuantizedRows::row_dot`], `scale · Σ x̂ᵢqᵢ` in `f32` —
+    /// for every row that could be among the best [`EXACT_TOP`] or the minimum. The
+    /// approximation's error against the stored row is only the query's rounding,
+    /// `(t/2)·s‖x̂‖₁` (+ a margin for `f32` rounding), so few rows are scored twice. Against
+    /// the `f32` vectors the rows were made from, each cosine is within `(s/2)·‖q‖₁` (module
+    /// docs; about 5·10⁻⁴ typically).
+    ///
+    /// # Errors
+    /// [`Error::Config`] when `query` does not have this copy's dimension.
+    pub fn cosines_of_rows(&self, query: &[f32]) -> Result<Vec<f32>> {
+        if query.len() != self.dim {
+            return Err(Error::Config(format!(
+                "fact scoring: a query of {} dimensions against rows of {}",
+                query.len(),
+                self.dim
+            )));
+        }
+        let n = self.len();
+        if n == 0 || self.dim == 0 {
+            return Ok(vec![0.0; n]);
+        }
+        let Some((q16, t, _)) = self.scaled_query(query) else {
+            // A zero query or one with a non-finite entry: every row scored directly.
+            return Ok((0..n).map(|r| self.row_dot(r, query)).collect());
+        };
+        let mut out = Vec::with_capacity(n);
+        let mut err = Vec::with_capacity(n);
+        for (r, &x) in row_dots(&self.data, self.dim, &q16).iter().enumerate() {
+            let s = self.scale[r];
+            out.push(s * t * x as f32);
+            err.push(0.5 * t * self.l1[r] + ROUNDING);
+        }
+        let (top_floor, min_ceil) = exact_band(&out, &err);
+        for (r, (c, &e)) in out.iter_mut().zip(&err).enumerate() {
+            if *c + e >= top_floor || *c - e <= min_ceil || !c.is_finite() {
+                *c = self.row_dot(r, query);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Heap bytes held: one byte per entry and two `f32` per row.
+    pub fn heap_bytes(&self) -> usize {
+        self.data.capacity() + (self.scale.capacity() + self.l1.capacity()) * 4
     }
 
     /// Number of rows.
@@ -136,25 +249,7 @@ impl QuantizedRows {
             err.push(0.5 * s * q_l1 + 0.5 * t * self.l1[r] + ROUNDING);
         }
 
-        // The EXACT_TOP-th best lower end (in `total_cmp` order, as a selection would give it),
-        // kept in one pass over a sorted list of the best EXACT_TOP, and the smallest upper end.
-        let k = EXACT_TOP.min(n);
-        let mut best: Vec<f32> = Vec::with_capacity(k + 1);
-        for (&c, &e) in out.iter().zip(&err) {
-            let x = c - e;
-            if best.len() == k {
-                match best.last() {
-                    Some(last) if x.total_cmp(last).is_gt() => {
-                        best.pop();
-                    }
-                    _ => continue,
-                }
-            }
-            let at = best.partition_point(|b| b.total_cmp(&x).is_ge());
-            best.insert(at, x);
-        }
-        let top_floor = best.last().copied().unwrap_or(f32::NEG_INFINITY);
-        let min_ceil = out.iter().zip(&err).map(|(&c, &e)| c + e).fold(f32::INFINITY, f32::min);
+        let (top_floor, min_ceil) = exact_band(&out, &err);
         let rows = exact.as_slice().chunks_exact(self.dim);
         for ((c, &e), row) in out.iter_mut().zip(&err).zip(rows) {
             if *c + e >= top_floor || *c - e <= min_ceil || !c.is_finite() {
@@ -233,6 +328,30 @@ impl QuantizedRows {
         let q16 = query.iter().map(|&x| (x / t).round().clamp(-qmax_int, qmax_int) as i16).collect();
         Some((q16, t, query.iter().map(|x| x.abs()).sum()))
     }
+}
+
+/// The [`EXACT_TOP`]-th best lower end `c − e` (in `total_cmp` order, as a selection would
+/// give it), kept in one pass over a sorted list of the best [`EXACT_TOP`], and the smallest
+/// upper end `c + e`: rows reaching the first or below the second are scored exactly.
+fn exact_band(out: &[f32], err: &[f32]) -> (f32, f32) {
+    let k = EXACT_TOP.min(out.len());
+    let mut best: Vec<f32> = Vec::with_capacity(k + 1);
+    for (&c, &e) in out.iter().zip(err) {
+        let x = c - e;
+        if best.len() == k {
+            match best.last() {
+                Some(last) if x.total_cmp(last).is_gt() => {
+                    best.pop();
+                }
+                _ => continue,
+            }
+        }
+        let at = best.partition_point(|b| b.total_cmp(&x).is_ge());
+        best.insert(at, x);
+    }
+    let top_floor = best.last().copied().unwrap_or(f32::NEG_INFINITY);
+    let min_ceil = out.iter().zip(err).map(|(&c, &e)| c + e).fold(f32::INFINITY, f32::min);
+    (top_floor, min_ceil)
 }
 
 /// [`dot_i8_i16`] of every `dim`-long row of `data` with `q`, in row order: with AVX2 (detected
@@ -395,8 +514,14 @@ mod tests {
         let m = VectorMatrix::from_rows(64, rows).unwrap();
         let (got, want) = (QuantizedRows::new(&m), reference(&m));
         assert_eq!(got.data, want.data);
-        assert_eq!(got.scale.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want.scale.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
-        assert_eq!(got.l1.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), want.l1.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+        assert_eq!(
+            got.scale.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            want.scale.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
+        assert_eq!(
+            got.l1.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            want.l1.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
         // the rows with a NaN or an infinity: quantised over their finite values only
         assert_eq!((got.scale[2], &got.data[128..132]), (0.5 / 127.0, &[0i8, 127, -64, 0][..]));
         assert_eq!(QuantizedRows::new(&VectorMatrix::new(8)).len(), 0);
@@ -499,6 +624,54 @@ mod tests {
                 assert!((got[r] - exact[r]).abs() <= e, "row {r}: {} vs {}", got[r], exact[r]);
             }
         }
+    }
+
+    #[test]
+    fn rows_scored_against_themselves() {
+        let m = matrix(3000, 256, 17);
+        let quant = QuantizedRows::new(&m);
+        // Filled in chunks, as the graph builder fills it: the same copy.
+        let mut chunked = QuantizedRows::with_dim(256);
+        chunked.reserve(3000);
+        for rows in m.as_slice().chunks(7 * 256) {
+            chunked.push_rows(rows);
+        }
+        assert_eq!(chunked, quant);
+        let queries = matrix(5, 256, 23);
+        for qi in 0..5 {
+            let q = queries.row(qi).unwrap();
+            let got = quant.cosines_of_rows(q).unwrap();
+            // Reference: each stored row (scale · entries) against the query, in f64.
+            let reference: Vec<f64> = (0..quant.len())
+                .map(|r| {
+                    let (x, s) = quant.row(r).unwrap();
+                    f64::from(s) * x.iter().zip(q).map(|(&a, &b)| f64::from(a) * f64::from(b)).sum::<f64>()
+                })
+                .collect();
+            let mut order: Vec<usize> = (0..reference.len()).collect();
+            order.sort_by(|&a, &b| reference[b].total_cmp(&reference[a]));
+            let exact_rows = order[..EXACT_TOP].iter().chain(order.last());
+            for &r in exact_rows {
+                // Scored exactly: the f32 dot product with the stored row.
+                assert_eq!(got[r].to_bits(), quant.row_dot(r, q).to_bits(), "query {qi}, row {r}");
+                assert!((f64::from(got[r]) - reference[r]).abs() < 1e-5, "row {r}");
+            }
+            let t = q.iter().fold(0.0f32, |a, x| a.max(x.abs())) / 32767.0;
+            let q_l1: f32 = q.iter().map(|x| x.abs()).sum();
+            let exact = m.scores(q).unwrap();
+            for r in 0..got.len() {
+                let e = 0.5 * t * quant.l1[r] + ROUNDING;
+                assert!((f64::from(got[r]) - reference[r]).abs() <= f64::from(e), "row {r}");
+                // Against the f32 vectors the rows were made from: within the quantisation bound.
+                let e_f32 = 0.5 * quant.scale[r] * q_l1 + e;
+                assert!((got[r] - exact[r]).abs() <= e_f32, "row {r}: {} vs {}", got[r], exact[r]);
+            }
+        }
+        let empty = QuantizedRows::with_dim(4);
+        assert_eq!(empty.cosines_of_rows(&[1.0, 0.0, 0.0, 0.0]).unwrap(), Vec::<f32>::new());
+        assert!(quant.cosines_of_rows(&[1.0]).is_err());
+        // A zero query: every row scores 0.
+        assert!(quant.cosines_of_rows(&[0.0; 256]).unwrap().iter().all(|&c| c == 0.0));
     }
 
     #[test]

@@ -244,6 +244,13 @@ fn hand_worked_graph() {
     assert_eq!(g.entity_vectors().row(2), Some(&one_hot(4, 2)[..]));
     assert_eq!(g.fact_vectors().len(), 6);
     assert_eq!(g.fact_vectors().dim(), 4);
+    // Memory: the rows were reserved at once, so no spare capacity. Entities 4 × 4 f32; facts
+    // 6 × 4 i8 and two f32 per row; no f32 fact rows by default.
+    let memory: std::collections::HashMap<_, _> = g.memory_breakdown().into_iter().collect();
+    assert_eq!(memory["entity vectors f32"], 4 * 4 * 4);
+    assert_eq!(memory["fact vectors i8"], 6 * 4 + 6 * 8);
+    assert_eq!(memory["fact vectors f32"], 0);
+    assert_eq!(memory["entity vectors i8"], 0, "made by prepare_search only");
 }
 
 /// Unit 2-d vectors at angles 0°, 18°, 40°, 60°: cosines are cos of the angle differences.

@@ -203,6 +203,11 @@ impl EntityLookup {
         self.dict.len()
     }
 
+    /// Heap bytes held (the dictionary's keys and arrays).
+    pub fn heap_bytes(&self) -> usize {
+        self.dict.heap_bytes()
+    }
+
     /// Whether the graph had no entity.
     pub fn is_empty(&self) -> bool {
         self.dict.is_empty()

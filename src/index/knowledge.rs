@@ -140,7 +140,11 @@ impl KnowledgeGraph {
             .unwrap_or(&[])
             .iter()
             .filter_map(|&f| graph.facts().get(f as usize))
-            .map(|f| FactText { subject: name(f.subject), relation: f.relation.clone(), object: name(f.object) })
+            .map(|f| FactText {
+                subject: name(f.subject),
+                relation: f.relation.clone(),
+                object: name(f.object),
+            })
             .collect();
         let entities = node.map(|n| graph.entities_of(n)).unwrap_or(&[]).iter().map(|&e| name(e)).collect();
         let english = self.pipeline.analyze(&passage.title, &passage.text).language.english;
@@ -150,6 +154,38 @@ impl KnowledgeGraph {
     /// The name of the edge tierer CatRAG queries use (by default `embedding-similarity`).
     pub fn tierer_name(&self) -> &str {
         self.tierer.as_ref().map_or(EmbeddingSimilarityTierer::NAME, |t| t.name())
+    }
+}
+
+impl super::Index {
+    /// Heap bytes held by each structure of the index, estimated from capacities: the passages
+    /// (ids, titles, texts), BM25, the passage vectors of each embedder slot, and, with a
+    /// knowledge graph, each of its structures ([`Graph::memory_breakdown`], names prefixed
+    /// `graph: `) and the typo-tolerant entity lookup. `(name, bytes)` in a fixed order. The
+    /// embedders' own tables (the static embedder's token table) are not counted.
+    pub fn memory_breakdown(&self) -> Vec<(String, usize)> {
+        let passages = self.corpus.passages();
+        let texts = std::mem::size_of_val(passages)
+            + passages
+                .iter()
+                .map(|p| p.id.capacity() + p.title.capacity() + p.text.capacity())
+                .sum::<usize>();
+        let mut out = vec![
+            ("passages (ids, titles, texts)".to_string(), texts),
+            ("BM25".to_string(), self.bm25.heap_bytes()),
+            (
+                "passage vectors".to_string(),
+                self.dense.iter().flatten().map(super::DenseField::heap_bytes).sum(),
+            ),
+        ];
+        if let Some(kg) = &self.graph {
+            out.extend(kg.graph.memory_breakdown().into_iter().map(|(n, b)| (format!("graph: {n}"), b)));
+            out.push((
+                "graph: typo-tolerant entity lookup".to_string(),
+                kg.entity_lookup.get().map_or(0, |l| l.heap_bytes()),
+            ));
+        }
+        out
     }
 }
 

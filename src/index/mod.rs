@@ -566,7 +566,12 @@ impl Index {
             progress(GraphStage::Extracting, d, t)
         });
         let extract_ms = clock.ms();
-        self.build_graph_from_triples(embedder, &out.triples, Some(out.stats), progress)?;
+        let crate::extract::ExtractOutput { triples, stats } = out;
+        self.graph_from_triples(embedder, &triples, Some(stats), progress)?;
+        // The triples are build-only: free them before the per-graph search structures are made,
+        // so those reuse their memory (a wasm page's memory never shrinks).
+        drop(triples);
+        self.prepare_graph_search();
         if let Some(g) = &mut self.graph {
             g.report.extract_ms = extract_ms;
         }
@@ -586,6 +591,19 @@ impl Index {
         extract: Option<ExtractStats>,
         progress: &mut dyn FnMut(GraphStage, usize, usize),
     ) -> Result<&GraphBuildReport> {
+        self.graph_from_triples(embedder, triples, extract, progress)?;
+        self.prepare_graph_search();
+        self.graph.as_ref().map(|g| &g.report).ok_or(Error::NotBuilt)
+    }
+
+    /// [`Index::build_graph_from_triples`] without [`Index::prepare_graph_search`].
+    fn graph_from_triples(
+        &mut self,
+        embedder: Rc<dyn Embedder>,
+        triples: &[Triple],
+        extract: Option<ExtractStats>,
+        progress: &mut dyn FnMut(GraphStage, usize, usize),
+    ) -> Result<()> {
         let pipeline = Pipeline::english()?;
         let mut report = GraphBuildReport { triples: triples.len(), extract, ..GraphBuildReport::default() };
         let mut builder = GraphBuilder::new(self.config.graph.clone())?;
@@ -603,8 +621,7 @@ impl Index {
         report.csr_ms = clock.ms();
         report.counts = graph.counts();
         self.graph = Some(KnowledgeGraph::new(graph, embedder, pipeline, report));
-        self.prepare_graph_search();
-        self.graph.as_ref().map(|g| &g.report).ok_or(Error::NotBuilt)
+        Ok(())
     }
 
     /// Make the knowledge graph's per-graph search structures now rather than on the first graph
@@ -777,7 +794,7 @@ impl Index {
                 + self.graph.as_ref().map_or(0, |g| {
                     // CSR (4 + 4 + 1 bytes per arc) and the entity and fact vectors.
                     let v = |m: &VectorMatrix| std::mem::size_of_val(m.as_slice());
-                    g.graph.counts().arcs * 9 + v(g.graph.entity_vectors()) + v(g.graph.fact_vectors())
+                    g.graph.counts().arcs * 9 + v(g.graph.entity_vectors()) + g.graph.fact_vectors().heap_bytes()
                 }),
         }
     }
