@@ -54,10 +54,9 @@
 use rustc_hash::FxHashMap;
 
 use super::build::passage_hash;
-use super::quant::QuantizedRows;
 use super::{normalize_entity, normalize_relation, Fact, Graph, GraphBuilder, GraphConfig, NodeKind, Store};
 use crate::corpus::Passage;
-use crate::embed::{dot, Embedder, VectorMatrix};
+use crate::embed::{dot, Embedder};
 use crate::error::{Error, Result};
 use crate::format::{Reader, Writer};
 
@@ -642,8 +641,8 @@ impl Graph {
         }
         s.linked = ne;
         index_maps(&mut s, passages).map_err(|m| r.corrupt(m))?;
-        embed_read(&mut s, embedder, progress)?;
         let mut builder = GraphBuilder::from_store(s);
+        builder.embed(embedder, progress)?;
         let st = &mut builder.store;
         let dim = st.entity_vectors.dim();
         if synonym_mode != 1 && st.entity_vectors.len() == ne {
@@ -663,72 +662,6 @@ impl Graph {
         builder.finish()
     }
 }
-
-/// Embed a freshly read store's entity names in one batch (so the embedder's per-batch word
-/// cache serves every name) straight into the store's matrix, without a copy, then its fact
-/// texts in batches of [`READ_FACT_BATCH`], each quantised into the `i8` fact rows as it comes
-/// (and kept in `f32` too with [`super::GraphConfig::fact_vectors_f32`]), so no `f32` copy of
-/// every fact vector is ever held. The vectors are the ones [`GraphBuilder::embed`] makes (an
-/// embedder's output depends only on the text). `progress(done, total)` counts both kinds.
-///
-/// # Errors
-/// [`Error::Model`] when the embedder reports 0 dimensions or returns the wrong number of floats;
-/// its own errors.
-fn embed_read(s: &mut Store, embedder: &dyn Embedder, progress: &mut dyn FnMut(usize, usize)) -> Result<()> {
-    let dim = embedder.dim();
-    if dim == 0 {
-        return Err(Error::Model { what: "embedder".into(), message: "it reports 0 dimensions".into() });
-    }
-    let total = s.entity_names.len() + s.facts.len();
-    let check = |rows: &[f32], texts: usize| {
-        if rows.len() == texts * dim {
-            Ok(())
-        } else {
-            Err(Error::Model {
-                what: "embedder".into(),
-                message: format!("returned {} floats for {texts} texts of dimension {dim}", rows.len()),
-            })
-        }
-    };
-    let names: Vec<&str> = s.entity_names.iter().map(String::as_str).collect();
-    s.entity_vectors = VectorMatrix::new(dim);
-    if !names.is_empty() {
-        let rows = embedder.embed_batch(&names, &mut |d, _| progress(d.min(names.len()), total))?;
-        check(&rows, names.len())?;
-        s.entity_vectors = VectorMatrix::from_rows(dim, rows)?;
-    }
-    let mut done = names.len();
-    let keep_f32 = s.config.fact_vectors_f32;
-    let mut facts = QuantizedRows::with_dim(dim);
-    facts.reserve(s.facts.len());
-    // As the builder leaves it: empty (and dimensionless) unless the f32 rows are kept.
-    let mut facts_f32 = VectorMatrix::default();
-    if keep_f32 {
-        facts_f32 = VectorMatrix::new(dim);
-        facts_f32.reserve_rows(s.facts.len());
-    }
-    for chunk in s.facts.chunks(READ_FACT_BATCH) {
-        let texts: Vec<&str> = chunk.iter().map(|f| f.text.as_str()).collect();
-        let rows = embedder.embed_batch(&texts, &mut |d, _| progress(done + d.min(texts.len()), total))?;
-        check(&rows, texts.len())?;
-        facts.push_rows(&rows);
-        if keep_f32 {
-            facts_f32.extend(&rows)?;
-        }
-        done += texts.len();
-    }
-    if total == 0 {
-        progress(0, 0);
-    }
-    (s.fact_vectors, s.fact_vectors_f32) = (facts, facts_f32);
-    Ok(())
-}
-
-/// Fact texts embedded per batch when an index file's graph is read: large enough that the
-/// embedder's per-batch word cache is warm for most of a batch, small enough that the batch's
-/// `f32` rows (8,192 × 256 × 4 bytes = 8 MB with the static embedder) stay a small part of the
-/// page's memory, which never shrinks.
-const READ_FACT_BATCH: usize = 8192;
 
 /// Rebuild a freshly read store's lookup maps and relation weights, as the builder keeps them.
 /// `Err` carries what is wrong: two entities with one key, a corpus passage in two passage nodes.

@@ -87,12 +87,14 @@ pub(super) fn solve(
 
     ws.scores.clear();
     ws.scores.extend_from_slice(&ws.teleport);
-    // Every sweep writes all of `next` and `next_mass` before reading them: only the length
-    // matters.
+    // Every sweep writes all of `next` (and, scattering, `next_mass`) before reading them: only
+    // the length matters. The Gauss–Seidel sweeps update `mass` in place and need no second one.
     ws.next.resize(n, 0.0);
     ws.mass.clear();
     ws.mass.extend(ws.scores.iter().zip(&ws.inv_out).map(|(&p, &inv)| d * p * inv));
-    ws.next_mass.resize(n, 0.0);
+    if !in_place {
+        ws.next_mass.resize(n, 0.0);
+    }
 
     let mut iterations = 0;
     let mut change = f64::INFINITY;
