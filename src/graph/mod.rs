@@ -585,10 +585,8 @@ impl Graph {
                 .iter()
                 .map(|f| f.relation.capacity() + f.text.capacity() + f.passages.capacity() * 4)
                 .sum::<usize>();
-        let n = s.nodes.len();
         let ppr = match self.csr.ppr.get() {
-            // 8 bytes per padded arc, 12 per node (layout), 16 per node (out-weights, inverses).
-            Some(Ok(p)) => p.layout_arc_count().unwrap_or(0) * 8 + n * 28,
+            Some(Ok(p)) => p.heap_bytes(),
             _ => 0,
         };
         vec![

@@ -63,8 +63,11 @@ impl SweepLayout {
         for (new, &old) in order.iter().enumerate() {
             rank[old as usize] = new as u32;
         }
+        // Exactly the padded arcs: a `Vec` grown by pushes would hold up to twice as many.
+        let padded: usize =
+            (0..n).map(|u| ((offsets[u + 1] - offsets[u]) as usize).div_ceil(LANES) * LANES).sum();
         let mut new_offsets = Vec::with_capacity(n + 1);
-        let mut arcs: Vec<SweepArc> = Vec::new();
+        let mut arcs: Vec<SweepArc> = Vec::with_capacity(padded);
         new_offsets.push(0u32);
         for &old in &order {
             let (lo, hi) = (offsets[old as usize] as usize, offsets[old as usize + 1] as usize);
@@ -89,6 +92,12 @@ impl SweepLayout {
     /// Number of nodes.
     pub(super) fn node_count(&self) -> usize {
         self.order.len()
+    }
+
+    /// Heap bytes: 8 per padded arc, 12 per node (two permutations, the offsets).
+    pub(super) fn heap_bytes(&self) -> usize {
+        self.arcs.capacity() * 8
+            + (self.order.capacity() + self.rank.capacity() + self.offsets.capacity()) * 4
     }
 }
 

@@ -74,8 +74,10 @@ pub struct CsrGraph<'a> {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct StaticOut {
     out_weight: Vec<f64>,
-    /// `1 / out_weight`, 0 for dangling nodes.
+    /// `1 / out_weight`, 0 for dangling nodes; in the layout's numbering when there is a layout
+    /// (power iteration then reads it as it is).
     inv_out: Vec<f64>,
+    /// The dangling nodes, in the numbering of `inv_out`.
     dangling: Vec<u32>,
     /// Symmetric graphs: the nodes renumbered for locality and the arcs padded for the
     /// gathering sweep (`src/ppr/layout.rs`); `None` for other graphs.
@@ -86,8 +88,9 @@ impl StaticOut {
     /// The out-weights and dangling nodes of `graph`'s stored weights, and for a symmetric graph
     /// ([`CsrGraph::new_symmetric`]) the sweep layout: its nodes renumbered by reverse
     /// Cuthill–McKee inside power iteration only (stored ids everywhere else), its arcs as
-    /// `(target, weight)` pairs padded to a multiple of 4 per row. Memory: 8 bytes per padded
-    /// arc and 12 per node.
+    /// `(target, weight)` pairs padded to a multiple of 4 per row. With a layout the inverse
+    /// out-weights and dangling nodes are kept in its numbering, as power iteration reads them.
+    /// Memory: 8 bytes per padded arc, 12 per node (layout), 20 per node (out-weights).
     pub fn new(graph: &CsrGraph<'_>) -> Self {
         let (offsets, weights) = (graph.offsets, graph.weights);
         let n = graph.node_count();
@@ -101,9 +104,17 @@ impl StaticOut {
             }
             out_weight.push(sum);
         }
-        let inv_out = out_weight.iter().map(|&s| if s > 0.0 { 1.0 / s } else { 0.0 }).collect();
+        let mut inv_out: Vec<f64> = out_weight.iter().map(|&s| if s > 0.0 { 1.0 / s } else { 0.0 }).collect();
         let layout =
             if graph.symmetric { layout::SweepLayout::new(offsets, graph.targets, weights) } else { None };
+        if let Some(l) = &layout {
+            // What power iteration reads per run, stored in its numbering once.
+            inv_out = l.order.iter().map(|&old| inv_out[old as usize]).collect();
+            for u in &mut dangling {
+                *u = l.rank[*u as usize];
+            }
+            dangling.sort_unstable();
+        }
         StaticOut { out_weight, inv_out, dangling, layout }
     }
 
@@ -116,6 +127,19 @@ impl StaticOut {
     /// declared symmetric). Its memory is 8 bytes per arc plus 12 per node.
     pub fn layout_arc_count(&self) -> Option<usize> {
         self.layout.as_ref().map(|l| l.arcs.len())
+    }
+
+    /// Heap bytes held: out-weights, their inverses, the dangling nodes and the sweep layout.
+    pub fn heap_bytes(&self) -> usize {
+        (self.out_weight.capacity() + self.inv_out.capacity()) * 8
+            + self.dangling.capacity() * 4
+            + self.layout.as_ref().map_or(0, layout::SweepLayout::heap_bytes)
+    }
+
+    /// The sweep layout power iteration uses on `graph` (a view with this precomputation): the
+    /// layout of a symmetric view of the right size, else `None`.
+    fn layout_for(&self, graph: &CsrGraph<'_>) -> Option<&layout::SweepLayout> {
+        self.layout.as_ref().filter(|l| graph.symmetric && l.node_count() == graph.node_count())
     }
 }
 
@@ -645,21 +669,39 @@ impl PprSolver {
                 teleport.len()
             )));
         }
-        if let Some(u) = teleport.iter().position(|x| !(x.is_finite() && *x >= 0.0)) {
-            return Err(Error::PprInput(format!(
-                "teleport entry {u} is {}, must be finite and ≥ 0",
-                teleport[u]
-            )));
+        let mut total = 0.0f64;
+        for (u, &x) in teleport.iter().enumerate() {
+            if !(x.is_finite() && x >= 0.0) {
+                return Err(Error::PprInput(format!("teleport entry {u} is {x}, must be finite and ≥ 0")));
+            }
+            total += x;
         }
-        let total: f64 = teleport.iter().sum();
         if total <= 0.0 {
             return Err(Error::ZeroTeleport);
         }
         if !total.is_finite() {
             return Err(Error::PprInput("teleport entries sum to infinity".into()));
         }
+        // Power iteration on a sweep layout reads every per-node vector in the layout's
+        // numbering: the teleport goes there at once (it is sparse: seeds and passages), and the
+        // precomputed out-weights are stored there.
+        let pre = graph.precomputed.filter(|_| !need_degree);
+        let layout = pre.and_then(|p| p.layout_for(graph));
+        // A precomputation whose layout this view cannot use (not declared symmetric) holds its
+        // out-weights in the layout's numbering: each run sums the rows itself then.
+        let pre = pre.filter(|p| p.layout.is_none() || layout.is_some());
         self.teleport.clear();
-        self.teleport.extend(teleport.iter().map(|x| x / total));
+        match layout {
+            Some(l) => {
+                self.teleport.resize(n, 0.0);
+                for (&x, &new) in teleport.iter().zip(&l.rank) {
+                    if x != 0.0 {
+                        self.teleport[new as usize] = x / total;
+                    }
+                }
+            }
+            None => self.teleport.extend(teleport.iter().map(|x| x / total)),
+        }
 
         // Overlay: sorted by arc, duplicates composed by product.
         self.overlay.clear();
@@ -691,7 +733,8 @@ impl PprSolver {
             self.degree.resize(n, 0);
         }
         let (offsets, weights) = (graph.offsets, graph.weights);
-        if let (Some(pre), false) = (graph.precomputed, need_degree) {
+        let local = |u: usize| layout.map_or(u, |l| l.rank[u] as usize);
+        if let Some(pre) = pre {
             // Stored out-weights from the graph's precomputation; only the rows the overlay
             // touches are summed here.
             self.inv_out.extend_from_slice(&pre.inv_out);
@@ -703,17 +746,17 @@ impl PprSolver {
                 let (lo, hi) = (offsets[u] as usize, offsets[u + 1] as usize);
                 let (sum, _) = self.overlaid_row(u, lo, &weights[lo..hi], &mut cursor)?;
                 if sum > 0.0 {
-                    self.inv_out[u] = 1.0 / sum;
+                    self.inv_out[local(u)] = 1.0 / sum;
                 } else if pre.out_weight[u] > 0.0 {
-                    self.inv_out[u] = 0.0;
-                    self.dangling.push(u as u32);
+                    self.inv_out[local(u)] = 0.0;
+                    self.dangling.push(local(u) as u32);
                 }
             }
         } else {
             self.inv_out.resize(n, 0.0);
             self.prepare_rows(graph, need_degree)?;
         }
-        self.prepare_corrections(graph);
+        self.prepare_corrections(graph, layout);
         Ok(())
     }
 
@@ -769,8 +812,9 @@ impl PprSolver {
         Ok(())
     }
 
-    /// The overlay as corrections of the gathered sums (symmetric graphs).
-    fn prepare_corrections(&mut self, graph: &CsrGraph<'_>) {
+    /// The overlay as corrections of the gathered sums (symmetric graphs), in `layout`'s
+    /// numbering when there is one.
+    fn prepare_corrections(&mut self, graph: &CsrGraph<'_>, layout: Option<&layout::SweepLayout>) {
         let (offsets, weights) = (graph.offsets, graph.weights);
         // Gathering on a symmetric graph reads the stored weights of `v`'s own arcs; an
         // overlaid arc u → v then adds `mass[u] · w · (multiplier − 1)` to `v`.
@@ -781,7 +825,11 @@ impl PprSolver {
                 let u = offsets.partition_point(|&o| o as usize <= a) - 1;
                 let delta = f64::from(weights[a]) * (x - 1.0);
                 if delta != 0.0 {
-                    self.corrections.push((u as u32, graph.targets[a], delta));
+                    let v = graph.targets[a];
+                    self.corrections.push(match layout {
+                        Some(l) => (l.rank[u], l.rank[v as usize], delta),
+                        None => (u as u32, v, delta),
+                    });
                 }
             }
         }

@@ -69,12 +69,14 @@ pub(super) fn solve(
     let rank_rule = top_k > 0 && ranked.len() >= 2 && d > 0.0;
     // A symmetric graph with its sweep layout: every per-node vector below is in the layout's
     // numbering until the scores are mapped back at the end.
-    let layout =
-        graph.precomputed.and_then(|p| p.layout.as_ref()).filter(|l| graph.symmetric && l.node_count() == n);
+    // `PprSolver::prepare` already put the teleport, out-weights, dangling nodes and overlay
+    // corrections there; the ranked nodes are renamed here.
+    let layout = graph.precomputed.and_then(|p| p.layout_for(graph));
     let mut ranked_local = std::mem::take(&mut ws.ranked_local);
     let ranked: &[u32] = match layout {
         Some(l) => {
-            into_layout(ws, l, ranked, &mut ranked_local);
+            ranked_local.clear();
+            ranked_local.extend(ranked.iter().map(|&u| l.rank[u as usize]));
             &ranked_local
         }
         None => ranked,
@@ -170,29 +172,6 @@ pub(super) fn solve(
         ranking_certified: certified && change >= config.tolerance,
         ranking_stable: stopped_stable,
     }
-}
-
-/// Map a prepared workspace into `layout`'s numbering: the teleport and out-weight vectors are
-/// permuted, the dangling nodes, the overlay's corrections and `ranked` (into `ranked_local`)
-/// renamed. O(n + |ranked| + corrections).
-fn into_layout(ws: &mut PprSolver, layout: &SweepLayout, ranked: &[u32], ranked_local: &mut Vec<u32>) {
-    let permute = |v: &mut Vec<f64>, scratch: &mut Vec<f64>| {
-        scratch.clear();
-        scratch.extend(layout.order.iter().map(|&old| v[old as usize]));
-        std::mem::swap(v, scratch);
-    };
-    permute(&mut ws.teleport, &mut ws.scratch);
-    permute(&mut ws.inv_out, &mut ws.scratch);
-    let rank = &layout.rank;
-    for u in &mut ws.dangling {
-        *u = rank[*u as usize];
-    }
-    for (u, v, _) in &mut ws.corrections {
-        *u = rank[*u as usize];
-        *v = rank[*v as usize];
-    }
-    ranked_local.clear();
-    ranked_local.extend(ranked.iter().map(|&u| rank[u as usize]));
 }
 
 /// The best `keep` of `ranked` by `scores` as `(score, position in ranked)`, best first (ties:

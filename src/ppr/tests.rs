@@ -682,6 +682,10 @@ fn sweep_layout_by_hand() {
         l.arcs[l.offsets[1] as usize..l.offsets[2] as usize].iter().map(|a| (a.target, a.weight)).collect();
     assert_eq!(row, vec![(0, 4.0), (2, 3.0), (2, 0.0), (2, 0.0)]);
     assert_eq!(l.offsets, vec![0, 4, 8, 12, 16, 20]);
+    // The out-weights power iteration reads, stored in the new numbering: stored 2 (weight 4),
+    // 4 (3 + 4), 1 (2 + 3), 3 (1 + 2), 0 (1).
+    assert_eq!(pre.inv_out, vec![0.25, 1.0 / 7.0, 0.2, 1.0 / 3.0, 1.0]);
+    assert_eq!(l.arcs.capacity(), 20);
     // A graph that is not declared symmetric has no layout.
     assert!(StaticOut::new(&g.graph()).layout.is_none());
 }
