@@ -165,7 +165,7 @@ fn cjk_at(text: &str, start: usize, word: &str) -> bool {
 /// UAX #29 words of `text` with their byte offsets, runs of adjacent single CJK characters
 /// replaced by their overlapping bigrams (a lone CJK character stays a unigram).
 fn word_indices(text: &str) -> impl Iterator<Item = (usize, &str)> + '_ {
-    let mut words = text.unicode_word_indices();
+    let mut words = uax29_word_indices(text);
     // The previous CJK character of the current run: (start, end), and whether it was emitted
     // as part of a bigram.
     let mut run: Option<(usize, usize, bool)> = None;
@@ -205,9 +205,82 @@ fn word_indices(text: &str) -> impl Iterator<Item = (usize, &str)> + '_ {
     })
 }
 
+/// `text.unicode_word_indices()` (UAX #29 words with their byte offsets), read one chunk at a
+/// time: the text is cut at each run of ASCII white space and each chunk segmented on its own.
+/// The segmentation crate has a fast path for text that is all ASCII and a table-driven one
+/// otherwise; a single accented name used to send a whole passage down the slow one, now only
+/// the chunk it is in.
+///
+/// The same words: an ASCII white-space character is CR, LF, Newline, WSegSpace or Other, and
+/// no rule joins it to a word. WB3 and WB3d join white space only to white space; WB6, WB7, WB11
+/// and WB12 look one character past a MidLetter, MidNum or MidNumLet character, which white
+/// space is not; a run of regional indicators ends at it (WB15, WB16). WB4 lets an Extend,
+/// Format or ZWJ character after white space cling to it, which moves only the end of that
+/// non-word segment: at the start of a chunk the mark stands alone and breaks before the next
+/// character just the same. Tested against the crate on random text.
+fn uax29_word_indices(text: &str) -> impl Iterator<Item = (usize, &str)> + '_ {
+    let bytes = text.as_bytes();
+    let mut pos = 0;
+    let mut chunk: Option<(usize, unicode_segmentation::UnicodeWordIndices<'_>)> = None;
+    std::iter::from_fn(move || loop {
+        if let Some((base, words)) = &mut chunk {
+            if let Some((i, w)) = words.next() {
+                return Some((*base + i, w));
+            }
+            chunk = None;
+        }
+        while bytes.get(pos).is_some_and(u8::is_ascii_whitespace) {
+            pos += 1;
+        }
+        if pos >= bytes.len() {
+            return None;
+        }
+        // ASCII bytes are character boundaries in UTF-8.
+        let start = pos;
+        while bytes.get(pos).is_some_and(|b| !b.is_ascii_whitespace()) {
+            pos += 1;
+        }
+        chunk = Some((start, text[start..pos].unicode_word_indices()));
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn chunked_segmentation_equals_the_crates() {
+        // Random text over characters that UAX #29 treats specially (letters, digits, the Mid*
+        // and ExtendNumLet punctuation, every kind of ASCII white space, combining marks, ZWJ,
+        // format characters, non-ASCII spaces, CJK, Katakana, Hebrew and its quotes, regional
+        // indicators, emoji), against the crate run on the whole text.
+        let alphabet = [
+            "a", "Z", "7", ".", ",", ";", ":", "'", "\"", "_", "-", " ", "  ", "\t", "\n", "\r", "\r\n",
+            "\u{b}", "\u{c}", "é", "e\u{301}", "\u{301}", "\u{200d}", "\u{200b}", "\u{ad}", "\u{a0}",
+            "\u{3000}", "\u{2009}", "東", "京", "カ", "ー", "א", "\u{5f3}", "\u{1f1e9}", "\u{1f1ea}",
+            "\u{1f600}", "\u{2019}", "\u{85}", "\u{2028}", "ß", "Ω", "٣", "x\u{200d}", "\u{fe0f}",
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |m: usize| {
+            state = state.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            ((state >> 33) as usize) % m
+        };
+        for case in 0..20_000 {
+            let len = next(24);
+            let text: String = (0..len).map(|_| alphabet[next(alphabet.len())]).collect();
+            let want: Vec<(usize, &str)> = text.unicode_word_indices().collect();
+            let got: Vec<(usize, &str)> = uax29_word_indices(&text).collect();
+            assert_eq!(got, want, "case {case}: {text:?}");
+        }
+        // A passage's worth of English with one accented name.
+        let text = "Ernő Rubik (born 13 July 1944) is a Hungarian inventor, architect and professor \
+                    of architecture. He is best known for the invention of mechanical puzzles \
+                    including Rubik's Cube (1974), Rubik's Magic, Rubik's Snake and Rubik's 360.";
+        let want: Vec<(usize, &str)> = text.unicode_word_indices().collect();
+        assert_eq!(uax29_word_indices(text).collect::<Vec<_>>(), want);
+        assert_eq!(uax29_word_indices("").count(), 0);
+        assert_eq!(uax29_word_indices(" \t\n").count(), 0);
+    }
 
     #[test]
     #[cfg(not(target_arch = "wasm32"))] // the reference crate is a native dev-dependency
