@@ -372,9 +372,7 @@ fn row_dots(data: &[i8], dim: usize, q: &[i16]) -> Vec<i32> {
 }
 
 /// [`row_dots`] with AVX2: each step sign-extends 16 `i8` to `i16` (`vpmovsxbw`) and
-/// multiply-adds them with 16 query entries (`vpmaddwd`) into eight `i32` lanes. Four rows at
-/// a time share each load of the query and keep four independent sums; the rows left over go
-/// one by one.
+/// multiply-adds them with 16 query entries (`vpmaddwd`) into eight `i32` lanes.
 ///
 /// # Safety
 /// The CPU has AVX2; `dim` is a non-zero multiple of 16 and `q.len() == dim`.
@@ -383,27 +381,7 @@ fn row_dots(data: &[i8], dim: usize, q: &[i16]) -> Vec<i32> {
 unsafe fn row_dots_avx2(data: &[i8], dim: usize, q: &[i16]) -> Vec<i32> {
     use core::arch::x86_64::*;
     let mut out = Vec::with_capacity(data.len() / dim);
-    let mut blocks = data.chunks_exact(4 * dim);
-    for block in &mut blocks {
-        let (p, y) = (block.as_ptr(), q.as_ptr());
-        let mut acc = [_mm256_setzero_si256(); 4];
-        let mut i = 0;
-        while i < dim {
-            let qv = _mm256_loadu_si256(y.add(i).cast());
-            for (r, a) in acc.iter_mut().enumerate() {
-                let x = _mm256_cvtepi8_epi16(_mm_loadu_si128(p.add(r * dim + i).cast()));
-                *a = _mm256_add_epi32(*a, _mm256_madd_epi16(x, qv));
-            }
-            i += 16;
-        }
-        // Within each 128-bit half: [Σ pairs of row 0, row 1, row 2, row 3]; then the halves.
-        let s = _mm256_hadd_epi32(_mm256_hadd_epi32(acc[0], acc[1]), _mm256_hadd_epi32(acc[2], acc[3]));
-        let sums = _mm_add_epi32(_mm256_castsi256_si128(s), _mm256_extracti128_si256::<1>(s));
-        let mut four = [0i32; 4];
-        _mm_storeu_si128(four.as_mut_ptr().cast(), sums);
-        out.extend_from_slice(&four);
-    }
-    for row in blocks.remainder().chunks_exact(dim) {
+    for row in data.chunks_exact(dim) {
         let mut acc = _mm256_setzero_si256();
         for (ca, cb) in row.chunks_exact(16).zip(q.chunks_exact(16)) {
             let x = _mm256_cvtepi8_epi16(_mm_loadu_si128(ca.as_ptr().cast()));
