@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use unicode_segmentation::UnicodeSegmentation;
 
 use crate::error::{Error, Result};
+use crate::text::analyze::uax29_word_indices;
 use crate::text::fold::nfc;
 
 /// One retrievable passage.
@@ -311,13 +312,13 @@ fn atx_heading(line: &str) -> Option<&str> {
 }
 
 fn chunk_paragraph(body: &str) -> Vec<String> {
-    if body.unicode_words().count() <= MAX_PASSAGE_WORDS {
+    if uax29_word_indices(body).count() <= MAX_PASSAGE_WORDS {
         return vec![body.to_string()];
     }
     // Units: sentences, and an over-long sentence cut into runs of MAX_PASSAGE_WORDS words.
     let mut units: Vec<(&str, usize)> = Vec::new();
     for sentence in body.split_sentence_bounds() {
-        let w = sentence.unicode_words().count();
+        let w = uax29_word_indices(sentence).count();
         if w <= MAX_PASSAGE_WORDS {
             units.push((sentence, w));
             continue;

@@ -104,17 +104,20 @@ impl StaticOut {
             }
             out_weight.push(sum);
         }
-        let mut inv_out: Vec<f64> = out_weight.iter().map(|&s| if s > 0.0 { 1.0 / s } else { 0.0 }).collect();
+        let inv = |s: f64| if s > 0.0 { 1.0 / s } else { 0.0 };
         let layout =
             if graph.symmetric { layout::SweepLayout::new(offsets, graph.targets, weights) } else { None };
-        if let Some(l) = &layout {
-            // What power iteration reads per run, stored in its numbering once.
-            inv_out = l.order.iter().map(|&old| inv_out[old as usize]).collect();
-            for u in &mut dangling {
-                *u = l.rank[*u as usize];
+        // What power iteration reads per run, in the numbering it runs in.
+        let inv_out = match &layout {
+            Some(l) => {
+                for u in &mut dangling {
+                    *u = l.rank[*u as usize];
+                }
+                dangling.sort_unstable();
+                l.order.iter().map(|&old| inv(out_weight[old as usize])).collect()
             }
-            dangling.sort_unstable();
-        }
+            None => out_weight.iter().map(|&s| inv(s)).collect(),
+        };
         StaticOut { out_weight, inv_out, dangling, layout }
     }
 

@@ -218,7 +218,7 @@ fn word_indices(text: &str) -> impl Iterator<Item = (usize, &str)> + '_ {
 /// Format or ZWJ character after white space cling to it, which moves only the end of that
 /// non-word segment: at the start of a chunk the mark stands alone and breaks before the next
 /// character just the same. Tested against the crate on random text.
-fn uax29_word_indices(text: &str) -> impl Iterator<Item = (usize, &str)> + '_ {
+pub(crate) fn uax29_word_indices(text: &str) -> impl Iterator<Item = (usize, &str)> + '_ {
     let bytes = text.as_bytes();
     let mut pos = 0;
     let mut chunk: Option<(usize, unicode_segmentation::UnicodeWordIndices<'_>)> = None;
