@@ -150,6 +150,9 @@ async function run() {
     const c = built.graph.counts;
     graph = {
       graphBuildMs: round(built.timing.graphMs, 1),
+      // the engine's own step times (Date.now(), whole milliseconds)
+      graphStepsMs: Object.fromEntries(['extract_ms', 'add_ms', 'embed_ms', 'synonyms_ms', 'csr_ms']
+        .map((k) => [k.replace(/_ms$/, ''), built.graph[k] == null ? null : round(built.graph[k], 0)])),
       graphWallMs: round(performance.now() - tg, 1),
       graphNodes: c.nodes,
       graphEntities: c.entity_nodes,

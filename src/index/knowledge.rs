@@ -28,8 +28,8 @@ pub enum GraphStage {
 
 /// What building the graph did and how long each step took.
 ///
-/// Times are wall-clock milliseconds measured natively; in wasm the engine has no clock and they
-/// are `None` (the page times the whole call).
+/// Times are wall-clock milliseconds (natively the monotonic clock, in wasm JavaScript's
+/// `Date.now()`, whole milliseconds); `None` in a report read from an index file.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct GraphBuildReport {
     /// Nodes and edges by type.
@@ -42,7 +42,7 @@ pub struct GraphBuildReport {
     pub add: AddSummary,
     /// The synonym kNN's work.
     pub synonyms: SynonymStats,
-    /// Milliseconds of OpenIE (`None` for given triples or in wasm).
+    /// Milliseconds of OpenIE (`None` for given triples).
     pub extract_ms: Option<f64>,
     /// Milliseconds adding passages and triples (nodes, facts, relation and context edges).
     pub add_ms: Option<f64>,
@@ -189,10 +189,13 @@ impl super::Index {
     }
 }
 
-/// Milliseconds since `start`, natively; `None` in wasm (no clock without JavaScript).
+/// A clock for [`GraphBuildReport`]'s step times.
 pub(super) struct Stopwatch {
     #[cfg(not(target_arch = "wasm32"))]
     start: std::time::Instant,
+    /// `Date.now()` at the start, in milliseconds.
+    #[cfg(target_arch = "wasm32")]
+    start: f64,
 }
 
 impl Stopwatch {
@@ -200,9 +203,14 @@ impl Stopwatch {
         Stopwatch {
             #[cfg(not(target_arch = "wasm32"))]
             start: std::time::Instant::now(),
+            #[cfg(target_arch = "wasm32")]
+            start: js_sys::Date::now(),
         }
     }
 
+    /// Milliseconds since [`Stopwatch::start`]: natively from the monotonic clock, in wasm from
+    /// JavaScript's `Date.now()` (whole milliseconds). Always `Some`; an `Option` so that reports
+    /// read from an index file, which drop their times, share the type.
     pub(super) fn ms(&self) -> Option<f64> {
         #[cfg(not(target_arch = "wasm32"))]
         {
@@ -210,7 +218,7 @@ impl Stopwatch {
         }
         #[cfg(target_arch = "wasm32")]
         {
-            None
+            Some((js_sys::Date::now() - self.start).max(0.0))
         }
     }
 }
