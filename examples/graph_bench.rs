@@ -8,12 +8,14 @@
 //! For peak memory of the whole process also run it under `/usr/bin/time -v`; the example prints
 //! its own high-water mark (`VmHWM`, Linux) after the one-shot build, before the incremental run.
 //!
-//! **Stand-in triples.** The rule-based OpenIE extractor (`extract`) does not exist yet, so the
-//! triples here come from [`stand_in_triples`]: within each sentence, capitalised spans and
-//! numbers are "entities"; each span gives `(title, "mentions", span)` and each pair of
-//! neighbouring spans `(span, "co-occurs with", next span)`. That gives entity and triple counts
-//! of the same order as an OpenIE extractor, but not its entities or relations: the figures are
-//! stand-in figures for the graph code's cost, not for graph quality.
+//! **Stand-in triples.** The triples here come from [`stand_in_triples`], not from Cairn's
+//! rule-based OpenIE (`cairn::extract`): within each sentence, capitalised spans and numbers are
+//! "entities"; each span gives `(title, "mentions", span)` and each pair of neighbouring spans
+//! `(span, "co-occurs with", next span)`. That gives entity and triple counts of the same order
+//! as the extractor's, so the figures measure the graph code's cost apart from extraction, not
+//! graph quality. The build with the real extractor, step by step, is timed by
+//! `cairn bench --method catrag` (`graph.graph_build`) and, in the page, by
+//! `npm run bench:browser -- catrag` (`graphStepsMs`).
 //!
 //! Times are wall clock and, in brackets, this process's CPU time (user + system): the machine
 //! may be shared, and CPU time is the steadier figure then.
