@@ -189,37 +189,35 @@ impl super::Index {
     }
 }
 
-/// A clock for [`GraphBuildReport`]'s step times.
-pub(super) struct Stopwatch {
-    #[cfg(not(target_arch = "wasm32"))]
-    start: std::time::Instant,
-    /// `Date.now()` at the start, in milliseconds.
+/// Milliseconds on the index's one clock (the step times of [`GraphBuildReport`] and of
+/// `LoadNotes::phases_ms`): natively since the first call (monotonic), in wasm JavaScript's
+/// `Date.now()` (whole milliseconds).
+pub(super) fn now_ms() -> f64 {
     #[cfg(target_arch = "wasm32")]
+    {
+        js_sys::Date::now()
+    }
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+        START.get_or_init(std::time::Instant::now).elapsed().as_secs_f64() * 1e3
+    }
+}
+
+/// A clock for [`GraphBuildReport`]'s step times, on [`now_ms`].
+pub(super) struct Stopwatch {
     start: f64,
 }
 
 impl Stopwatch {
     pub(super) fn start() -> Self {
-        Stopwatch {
-            #[cfg(not(target_arch = "wasm32"))]
-            start: std::time::Instant::now(),
-            #[cfg(target_arch = "wasm32")]
-            start: js_sys::Date::now(),
-        }
+        Stopwatch { start: now_ms() }
     }
 
-    /// Milliseconds since [`Stopwatch::start`]: natively from the monotonic clock, in wasm from
-    /// JavaScript's `Date.now()` (whole milliseconds). Always `Some`; an `Option` so that reports
-    /// read from an index file, which drop their times, share the type.
+    /// Milliseconds since [`Stopwatch::start`]. Always `Some`; an `Option` so that reports read
+    /// from an index file, which drop their times, share the type.
     pub(super) fn ms(&self) -> Option<f64> {
-        #[cfg(not(target_arch = "wasm32"))]
-        {
-            Some(self.start.elapsed().as_secs_f64() * 1e3)
-        }
-        #[cfg(target_arch = "wasm32")]
-        {
-            Some((js_sys::Date::now() - self.start).max(0.0))
-        }
+        Some((now_ms() - self.start).max(0.0))
     }
 }
 

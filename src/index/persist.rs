@@ -8,6 +8,7 @@ use crate::embed::{Embedder, VectorMatrix};
 use crate::error::{Error, Result};
 use crate::format::{assemble, fingerprint, split, Reader, SectionKind, Writer};
 use crate::graph::Graph;
+use super::knowledge::now_ms;
 use crate::index::GraphBuildReport;
 use crate::text::Pipeline;
 
@@ -130,20 +131,6 @@ pub struct LoadNotes {
     /// ([`Index::prepare_graph_search`]); only the steps the bytes hold. In wasm the clock is
     /// JavaScript's `Date.now()` (whole milliseconds).
     pub phases_ms: Vec<(&'static str, f64)>,
-}
-
-/// Milliseconds on a clock for [`LoadNotes::phases_ms`]: natively since the first call, in wasm
-/// `Date.now()`.
-fn now_ms() -> f64 {
-    #[cfg(target_arch = "wasm32")]
-    {
-        js_sys::Date::now()
-    }
-    #[cfg(not(target_arch = "wasm32"))]
-    {
-        static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-        START.get_or_init(std::time::Instant::now).elapsed().as_secs_f64() * 1e3
-    }
 }
 
 impl LoadNotes {
