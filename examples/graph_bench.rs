@@ -203,13 +203,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         100.0 * stats.exact as f64 / stats.pairs.max(1) as f64,
         stats.above_threshold
     );
-    let vec_bytes = graph.entity_vectors().as_slice().len() * 4 + graph.fact_vectors().heap_bytes();
+    let vec_bytes = graph.entity_vectors().as_slice().len() * 4
+        + graph.fact_vectors().heap_bytes()
+        + graph.fact_bags().heap_bytes();
     let csr_bytes = c.arcs * 9 + (c.nodes + 1) * 4;
     println!(
-        "memory: vectors {:.1} MB (entities {} rows × 256 f32 + facts {} rows × 256 i8), CSR {:.1} MB",
+        "memory: vectors {:.1} MB (entities {} rows × 256 f32; facts {} rows × 256 i8, or {} as bags of {} tokens over {} distinct table rows), CSR {:.1} MB",
         vec_bytes as f64 / 1e6,
         graph.entity_vectors().len(),
         graph.fact_vectors().len(),
+        graph.fact_bags().len(),
+        graph.fact_bags().token_count(),
+        graph.fact_bags().distinct_tokens(),
         csr_bytes as f64 / 1e6
     );
     if let Some(mb) = peak_rss_mb() {

@@ -58,6 +58,13 @@ pub trait Embedder {
     fn embed(&self, text: &str) -> Result<Vec<f32>> {
         self.embed_batch(&[text], &mut |_, _| {})
     }
+
+    /// This embedder as the static embedder, when it is one: its vectors are then normalised
+    /// sums of table rows ([`StaticEmbedder::row_ids_into`]), which the knowledge graph uses
+    /// to score facts from their tokens' rows. `None` (the default) for every other embedder.
+    fn as_static(&self) -> Option<&StaticEmbedder> {
+        None
+    }
 }
 
 /// Scale `v` to unit L2 norm in place. A zero (or non-finite-norm) vector is set to all zeros,

@@ -191,9 +191,16 @@ impl StaticTable {
         Some(self.values[i * self.dims..(i + 1) * self.dims].iter().map(|&v| f32::from(v) * s).collect())
     }
 
+    /// Row `id` as stored: its `i8` entries `[dims]` and its scale (the row is
+    /// `scale · entries`), or `None` past the end.
+    pub fn row_i8(&self, id: u32) -> Option<(&[i8], f32)> {
+        let i = id as usize;
+        Some((self.values.get(i * self.dims..(i + 1) * self.dims)?, *self.scales.get(i)?))
+    }
+
     /// `acc += row(id)` (ids past the end are ignored).
     #[inline]
-    fn add_row(&self, id: u32, acc: &mut [f32]) {
+    pub(crate) fn add_row(&self, id: u32, acc: &mut [f32]) {
         let i = id as usize;
         if let (Some(&s), Some(vals)) =
             (self.scales.get(i), self.values.get(i * self.dims..(i + 1) * self.dims))
@@ -259,19 +266,30 @@ impl StaticEmbedder {
         &self.table
     }
 
-    /// Embed `text` into `out` (length [`Embedder::dim`]), reusing `ids` and `scratch` as
-    /// working space.
-    fn embed_into(&self, text: &str, ids: &mut Vec<u32>, scratch: &mut String, cache: Option<&mut WordCache>, out: &mut [f32]) {
+    /// The table rows whose sum, normalised, is the embedding of `text`: its WordPiece ids
+    /// without `[UNK]`, in text order, with repeats (ids past the table are never produced by
+    /// a tokenizer [`StaticEmbedder::new`] accepted). `ids` is cleared first; `scratch` is
+    /// working space and `cache` an optional per-batch word cache. An embedding is then
+    /// `Σ row(id) / ‖Σ row(id)‖` over these ids (the zero vector when the sum is zero), which
+    /// is what lets the graph score facts from their tokens' rows without their vectors.
+    pub fn row_ids_into(&self, text: &str, scratch: &mut String, cache: Option<&mut WordCache>, ids: &mut Vec<u32>) {
         ids.clear();
         match cache {
             Some(cache) => self.tokenizer.encode_into_cached(text, scratch, cache, ids),
             None => self.tokenizer.encode_into(text, scratch, ids),
         }
-        out.iter_mut().for_each(|x| *x = 0.0);
         let unk = self.tokenizer.unk_id();
+        ids.retain(|&id| id != unk);
+    }
+
+    /// Embed `text` into `out` (length [`Embedder::dim`]), reusing `ids` and `scratch` as
+    /// working space.
+    fn embed_into(&self, text: &str, ids: &mut Vec<u32>, scratch: &mut String, cache: Option<&mut WordCache>, out: &mut [f32]) {
+        self.row_ids_into(text, scratch, cache, ids);
+        out.iter_mut().for_each(|x| *x = 0.0);
         // Model2Vec's mean over the known tokens; the division by their count is left out
         // because the normalisation below removes it anyway.
-        for &id in ids.iter().filter(|&&id| id != unk) {
+        for &id in ids.iter() {
             self.table.add_row(id, out);
         }
         l2_normalize(out);
@@ -281,6 +299,10 @@ impl StaticEmbedder {
 impl Embedder for StaticEmbedder {
     fn dim(&self) -> usize {
         self.table.dims
+    }
+
+    fn as_static(&self) -> Option<&StaticEmbedder> {
+        Some(self)
     }
 
     fn embed_batch(&self, texts: &[&str], progress: &mut dyn FnMut(usize, usize)) -> Result<Vec<f32>> {

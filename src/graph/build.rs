@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::knn::{self, SynonymStats};
-use super::{csr, Fact, Graph, GraphConfig, NodeKind, QuantizedRows, Store, Triple};
+use super::{csr, Fact, FactBags, Graph, GraphConfig, NodeKind, QuantizedRows, Store, Triple};
 use crate::corpus::Passage;
 use crate::embed::{Embedder, VectorMatrix};
 use crate::error::{Error, Result};
@@ -125,7 +125,7 @@ impl GraphBuilder {
     /// embed).
     pub fn pending_embeddings(&self) -> usize {
         let s = &self.store;
-        (s.entity_nodes.len() - s.entity_vectors.len()) + (s.facts.len() - s.fact_vectors.len())
+        (s.entity_nodes.len() - s.entity_vectors.len()) + (s.facts.len() - s.embedded_facts())
     }
 
     /// Entities not yet compared for synonyms (what [`GraphBuilder::link_synonyms`] will do).
@@ -257,7 +257,7 @@ impl GraphBuilder {
     /// embedder); any error of [`Embedder::embed_batch`].
     pub fn embed(&mut self, embedder: &dyn Embedder, progress: &mut dyn FnMut(usize, usize)) -> Result<()> {
         let s = &mut self.store;
-        let total = (s.entity_nodes.len() - s.entity_vectors.len()) + (s.facts.len() - s.fact_vectors.len());
+        let total = (s.entity_nodes.len() - s.entity_vectors.len()) + (s.facts.len() - s.embedded_facts());
         if total == 0 {
             progress(0, 0);
             return Ok(());
@@ -266,7 +266,7 @@ impl GraphBuilder {
         if dim == 0 {
             return Err(Error::Model { what: "embedder".into(), message: "it reports 0 dimensions".into() });
         }
-        for have in [s.entity_vectors.dim(), s.fact_vectors.dim()] {
+        for have in [s.entity_vectors.dim(), s.fact_dim()] {
             if have != 0 && have != dim {
                 return Err(Error::Config(format!(
                     "the graph holds {have}-dimensional vectors and this embedder gives {dim}: extend a graph with the embedder it was built with"
@@ -276,13 +276,32 @@ impl GraphBuilder {
         if s.entity_vectors.dim() == 0 && s.entity_vectors.is_empty() {
             s.entity_vectors = VectorMatrix::new(dim);
         }
-        if s.fact_vectors.dim() == 0 && s.fact_vectors.is_empty() {
+        let keep_f32 = s.config.fact_vectors_f32;
+        // Facts as bags of the static embedder's rows (`FactBags`) when that is the embedder and
+        // the graph has no fact rows yet; a graph started with rows keeps them, and one
+        // started with bags needs the static embedder again.
+        let bags = match embedder.as_static() {
+            Some(e) if !keep_f32 && s.fact_vectors.is_empty() => Some(e),
+            _ => None,
+        };
+        if bags.is_none() && !s.fact_bags.is_empty() {
+            return Err(Error::Config(
+                "the graph holds its facts as the static embedder's tokens: extend it with the static embedder it was built with"
+                    .into(),
+            ));
+        }
+        if bags.is_some() {
+            if s.fact_bags.dim() == 0 && s.fact_bags.is_empty() {
+                s.fact_bags = FactBags::with_dim(dim);
+            }
+        } else if s.fact_vectors.dim() == 0 && s.fact_vectors.is_empty() {
             s.fact_vectors = QuantizedRows::with_dim(dim);
         }
         // Room for every row at once: no spare capacity, no copy while the rows grow.
         s.entity_vectors.reserve_rows(s.entity_nodes.len() - s.entity_vectors.len());
-        s.fact_vectors.reserve(s.facts.len() - s.fact_vectors.len());
-        let keep_f32 = s.config.fact_vectors_f32;
+        if bags.is_none() {
+            s.fact_vectors.reserve(s.facts.len() - s.fact_vectors.len());
+        }
         if keep_f32 {
             if s.fact_vectors_f32.len() != s.fact_vectors.len() {
                 return Err(Error::Config(
@@ -301,12 +320,19 @@ impl GraphBuilder {
                 let (have, want) = if entities {
                     (s.entity_vectors.len(), s.entity_nodes.len())
                 } else {
-                    (s.fact_vectors.len(), s.facts.len())
+                    (s.embedded_facts(), s.facts.len())
                 };
                 if have >= want {
                     break;
                 }
                 let end = want.min(have + EMBED_CHUNK);
+                if let (false, Some(e)) = (entities, bags) {
+                    let texts: Vec<&str> = s.facts[have..end].iter().map(|f| f.text.as_str()).collect();
+                    s.fact_bags.extend(e, &texts)?;
+                    done += texts.len();
+                    progress(done, total);
+                    continue;
+                }
                 let texts: Vec<&str> = if entities {
                     s.entity_names[have..end].iter().map(String::as_str).collect()
                 } else {
@@ -336,6 +362,9 @@ impl GraphBuilder {
                 done += texts.len();
                 progress(done, total);
             }
+        }
+        if bags.is_some() {
+            s.fact_bags.shrink_to_fit();
         }
         Ok(())
     }

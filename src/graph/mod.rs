@@ -60,6 +60,7 @@
 //! vectors are kept only as `i8` rows unless [`GraphConfig::fact_vectors_f32`]), 9 bytes per arc
 //! for the CSR; [`Graph::memory_breakdown`] lists every structure.
 
+mod bags;
 mod build;
 mod csr;
 mod knn;
@@ -77,6 +78,7 @@ use crate::error::{Error, Result};
 pub use crate::extract::Triple;
 
 pub use crate::text::normalize::{alnum_count, collapse_whitespace, normalize_entity, normalize_relation};
+pub use bags::FactBags;
 pub use build::{build_graph, AddSummary, BuildStep, GraphBuilder};
 pub use knn::{
     lsh_hamming_limit, SynonymSearch, SynonymStats, LSH_BITS, LSH_MIN_DIM, LSH_MIN_THRESHOLD, LSH_TABLES,
@@ -332,6 +334,10 @@ struct Store {
     fact_vectors: QuantizedRows,
     /// The same rows in `f32`, kept only with [`GraphConfig::fact_vectors_f32`] (else empty).
     fact_vectors_f32: VectorMatrix,
+    /// Embedded facts (a prefix of the fact ids) as bags of the static embedder's rows, in
+    /// place of [`Store::fact_vectors`] when the graph's embedder is the static one (and
+    /// `fact_vectors_f32` is off): one of the two is empty.
+    fact_bags: FactBags,
     /// Entity ordinal → its top-k synonym candidates (entity ordinal, cosine), best first
     /// (cosine descending, ordinal ascending), all ≥ the threshold.
     neighbours: Vec<Vec<(u32, f32)>>,
@@ -509,6 +515,18 @@ impl Graph {
         &self.store.fact_vectors
     }
 
+    /// The facts as bags of the static embedder's table rows ([`FactBags`]), which the graph
+    /// keeps instead of [`Graph::fact_vectors`] when it was embedded with the static embedder
+    /// (and [`GraphConfig::fact_vectors_f32`] is off); empty otherwise.
+    pub fn fact_bags(&self) -> &FactBags {
+        &self.store.fact_bags
+    }
+
+    /// Dimension of the fact vectors, however they are held (0 before they are made).
+    pub fn fact_dim(&self) -> usize {
+        self.store.fact_dim()
+    }
+
     /// Cosine of `query` with every fact vector, `[facts]` (CatRAG / HippoRAG 2 fact scoring,
     /// METHOD.md §3), from the fact vectors' `i8` form ([`Graph::fact_vectors`]): an integer scan,
     /// with the best [`EXACT_TOP`] and the minimum scored again in `f32` against the stored rows
@@ -522,6 +540,10 @@ impl Graph {
     /// # Errors
     /// [`Error::Config`] when `query` does not have the fact vectors' dimension.
     pub fn fact_cosines(&self, query: &[f32]) -> Result<Vec<f32>> {
+        let bags = &self.store.fact_bags;
+        if !bags.is_empty() {
+            return bags.cosines(query);
+        }
         let m = &self.store.fact_vectors;
         if m.is_empty() {
             return Ok(Vec::new());
@@ -620,6 +642,7 @@ impl Graph {
             ("entity vectors i8", quant(self.entity_quant.get())),
             ("fact vectors f32", vectors(&s.fact_vectors_f32)),
             ("fact vectors i8", s.fact_vectors.heap_bytes()),
+            ("fact token bags", s.fact_bags.heap_bytes()),
             (
                 "synonym lists",
                 s.neighbours.len() * std::mem::size_of::<Vec<(u32, f32)>>()
@@ -658,6 +681,16 @@ impl Graph {
 }
 
 impl Store {
+    /// Facts that have a vector (in either form: [`Store::fact_vectors`] or [`Store::fact_bags`]).
+    fn embedded_facts(&self) -> usize {
+        self.fact_vectors.len() + self.fact_bags.len()
+    }
+
+    /// Dimension of the fact vectors in whichever form holds them (0 before any).
+    fn fact_dim(&self) -> usize {
+        if self.fact_bags.is_empty() { self.fact_vectors.dim() } else { self.fact_bags.dim() }
+    }
+
     fn node(&self, id: u32) -> Option<NodeRef<'_>> {
         let &(kind, ord) = self.nodes.get(id as usize)?;
         let ord = ord as usize;

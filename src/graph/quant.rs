@@ -316,18 +316,25 @@ impl QuantizedRows {
     /// The query as `i16` (module docs), its scale `t` and L1 norm; `None` for a zero query or
     /// one with a non-finite entry.
     fn scaled_query(&self, query: &[f32]) -> Option<(Vec<i16>, f32, f32)> {
-        if query.iter().any(|x| !x.is_finite()) {
-            return None;
-        }
-        let qmax_int = ((i32::MAX as usize) / (127 * self.dim.max(1))).clamp(1, 32767) as f32;
-        let qmax = query.iter().fold(0.0f32, |a, &x| a.max(x.abs()));
-        if qmax == 0.0 {
-            return None;
-        }
-        let t = qmax / qmax_int;
-        let q16 = query.iter().map(|&x| (x / t).round().clamp(-qmax_int, qmax_int) as i16).collect();
-        Some((q16, t, query.iter().map(|x| x.abs()).sum()))
+        scaled_query(query, self.dim)
     }
+}
+
+/// `query` as `i16` for `i8` rows of `dim` entries (module docs: every `|Σ x̂ᵢq̂ᵢ| ≤ dim · 127 ·
+/// Q < 2³¹`), its scale `t` (`qᵢ ≈ t·q̂ᵢ`, each within `t/2`) and its L1 norm; `None` for a
+/// zero query or one with a non-finite entry.
+pub(super) fn scaled_query(query: &[f32], dim: usize) -> Option<(Vec<i16>, f32, f32)> {
+    if query.iter().any(|x| !x.is_finite()) {
+        return None;
+    }
+    let qmax_int = ((i32::MAX as usize) / (127 * dim.max(1))).clamp(1, 32767) as f32;
+    let qmax = query.iter().fold(0.0f32, |a, &x| a.max(x.abs()));
+    if qmax == 0.0 {
+        return None;
+    }
+    let t = qmax / qmax_int;
+    let q16 = query.iter().map(|&x| (x / t).round().clamp(-qmax_int, qmax_int) as i16).collect();
+    Some((q16, t, query.iter().map(|x| x.abs()).sum()))
 }
 
 /// The [`EXACT_TOP`]-th best lower end `c − e` (in `total_cmp` order, as a selection would
@@ -357,7 +364,7 @@ fn exact_band(out: &[f32], err: &[f32]) -> (f32, f32) {
 /// [`dot_i8_i16`] of every `dim`-long row of `data` with `q`, in row order: with AVX2 (detected
 /// at run time) 16 dimensions per step in 256-bit registers, otherwise the 128-bit
 /// [`dot_i8_i16`]. The same integers either way (exact integer arithmetic).
-fn row_dots(data: &[i8], dim: usize, q: &[i16]) -> Vec<i32> {
+pub(super) fn row_dots(data: &[i8], dim: usize, q: &[i16]) -> Vec<i32> {
     if dim == 0 {
         return Vec::new();
     }

@@ -792,9 +792,12 @@ impl Index {
             index_bytes: self.bm25.heap_bytes()
                 + self.dense.iter().flatten().map(DenseField::heap_bytes).sum::<usize>()
                 + self.graph.as_ref().map_or(0, |g| {
-                    // CSR (4 + 4 + 1 bytes per arc) and the entity and fact vectors.
+                    // CSR (4 + 4 + 1 bytes per arc), the entity vectors and the facts' vectors or bags.
                     let v = |m: &VectorMatrix| std::mem::size_of_val(m.as_slice());
-                    g.graph.counts().arcs * 9 + v(g.graph.entity_vectors()) + g.graph.fact_vectors().heap_bytes()
+                    g.graph.counts().arcs * 9
+                        + v(g.graph.entity_vectors())
+                        + g.graph.fact_vectors().heap_bytes()
+                        + g.graph.fact_bags().heap_bytes()
                 }),
         }
     }
