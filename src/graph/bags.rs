@@ -9,14 +9,17 @@
 //! 2wiki-corpus-6k has 47,602 facts of 8.7 tokens on average but only 16,657 distinct tokens,
 //! so a query reads 16,657 rows (4.3 MB of `i8`) and 1.65 MB of token slots instead of 47,602
 //! fact vectors (12.2 MB of `i8`); the graph holds 6.6 MB for its facts' vectors instead of
-//! 12.6 MB. Every cosine is the `f32` one (no quantisation of the fact vectors, no
-//! re-scoring): [`FactBags::cosines`] equals the dot product of `q` with the embedder's vector
-//! of the fact text up to the order of `f32` additions (the tests bound it by 10⁻⁵).
+//! 12.6 MB. The fact vectors are not quantised: the token dot products come from an integer
+//! scan with the query as `i16` (error about 10⁻⁵ per cosine), and the facts that decide the
+//! seeds (the best [`super::EXACT_TOP`] and the minimum) are scored again in `f32`, so those
+//! equal the dot product of `q` with the embedder's vector of the fact text up to the order of
+//! `f32` additions ([`FactBags::cosines`]; the tests bound it by 10⁻⁶).
 //!
 //! Kept per fact: its token slots, `1/‖Σₜ rₜ‖` (0 for a text with no known token, whose
 //! vector is the zero vector). Kept per distinct token: its table row (`i8`) and scale, copied
 //! from the table once, so the graph scores facts without the embedder.
 
+use super::quant::{exact_band, row_dots, scaled_query, ROUNDING};
 use crate::embed::{dot, StaticEmbedder};
 use crate::error::{Error, Result};
 
@@ -37,6 +40,8 @@ pub struct FactBags {
     rows: Vec<i8>,
     /// Per slot: the row's scale.
     scales: Vec<f32>,
+    /// Per slot: `scale · Σ|r̂ᵢ|`, the row's L1 norm.
+    l1: Vec<f32>,
     /// `groups[l]`: the facts of `l` tokens.
     groups: Vec<BagGroup>,
     /// Number of facts.
@@ -52,6 +57,9 @@ struct BagGroup {
     facts: Vec<u32>,
     /// Per fact: `1 / ‖Σₜ rₜ‖`, 0 when the sum is zero or not finite.
     inv_norms: Vec<f32>,
+    /// Per fact: `Σₜ sₜ‖r̂ₜ‖₁ / ‖Σₜ rₜ‖`, the L1 norm of its rows in the normalised vector's
+    /// units, which bounds the integer scan's error ([`FactBags::cosines`]).
+    l1: Vec<f32>,
     /// `[facts × l]`: each fact's token slots in text order, with repeats.
     slots: Vec<u32>,
 }
@@ -87,16 +95,19 @@ impl FactBags {
         self.tokens
     }
 
-    /// Heap bytes held: the rows, 12 bytes per distinct token, 4 per table row (the slot
-    /// lookup), 4 per token occurrence and 8 per fact.
+    /// Heap bytes held: the rows, 16 bytes per distinct token, 4 per table row (the slot
+    /// lookup), 4 per token occurrence and 12 per fact.
     pub fn heap_bytes(&self) -> usize {
         self.rows.capacity()
-            + (self.ids.capacity() + self.slot_of.capacity() + self.scales.capacity()) * 4
+            + (self.ids.capacity() + self.slot_of.capacity() + self.scales.capacity() + self.l1.capacity())
+                * 4
             + self.groups.capacity() * std::mem::size_of::<BagGroup>()
             + self
                 .groups
                 .iter()
-                .map(|g| (g.facts.capacity() + g.inv_norms.capacity() + g.slots.capacity()) * 4)
+                .map(|g| {
+                    (g.facts.capacity() + g.inv_norms.capacity() + g.l1.capacity() + g.slots.capacity()) * 4
+                })
                 .sum::<usize>()
     }
 
@@ -105,9 +116,11 @@ impl FactBags {
         self.ids.shrink_to_fit();
         self.rows.shrink_to_fit();
         self.scales.shrink_to_fit();
+        self.l1.shrink_to_fit();
         for g in &mut self.groups {
             g.facts.shrink_to_fit();
             g.inv_norms.shrink_to_fit();
+            g.l1.shrink_to_fit();
             g.slots.shrink_to_fit();
         }
     }
@@ -142,6 +155,7 @@ impl FactBags {
                 self.groups.resize_with(ids.len() + 1, BagGroup::default);
             }
             sum.iter_mut().for_each(|x| *x = 0.0);
+            let mut l1 = 0.0f32;
             for &id in &ids {
                 let slot = match self.slot_of.get(id as usize) {
                     Some(&slot) if slot != u32::MAX => slot,
@@ -154,27 +168,40 @@ impl FactBags {
                         self.ids.push(id);
                         self.rows.extend_from_slice(row);
                         self.scales.push(scale);
+                        self.l1.push(scale * row.iter().map(|&x| f32::from(x).abs()).sum::<f32>());
                         self.slot_of[id as usize] = slot;
                         slot
                     }
                 };
                 // The same additions, in the same order, as the embedder's sum of rows.
                 embedder.table().add_row(id, &mut sum);
+                l1 += self.l1[slot as usize];
                 self.groups[ids.len()].slots.push(slot);
             }
             let norm = dot(&sum, &sum).sqrt();
+            let inv = if norm > 0.0 && norm.is_finite() { 1.0 / norm } else { 0.0 };
             let group = &mut self.groups[ids.len()];
             group.facts.push(fact);
-            group.inv_norms.push(if norm > 0.0 && norm.is_finite() { 1.0 / norm } else { 0.0 });
+            group.inv_norms.push(inv);
+            group.l1.push(l1 * inv);
             self.facts += 1;
             self.tokens += ids.len();
         }
         Ok(())
     }
 
-    /// Cosine of `query` with every fact, `[facts]` in fact id order: `(Σₜ sₜ·(r̂ₜ·q)) ·
-    /// (1/‖Σₜ rₜ‖)` with each distinct token's dot product in `f32` (module docs). A fact with
-    /// no known token scores 0. O(distinct tokens × dim + token occurrences).
+    /// Cosine of `query` with every fact, `[facts]` in fact id order, as the dot product of
+    /// `query` with the fact's normalised sum of rows `(Σₜ sₜ·(r̂ₜ·q)) / ‖Σₜ rₜ‖` (module docs).
+    /// A fact with no known token scores 0. O(distinct tokens × dim + token occurrences).
+    ///
+    /// Each distinct token's dot product comes from an integer scan (the query as `i16` with
+    /// scale `t`, as [`super::QuantizedRows`] does it: SSE2/AVX2 natively, simd128 in wasm), so
+    /// a fact's cosine is first known within `(t/2)·Σₜ sₜ‖r̂ₜ‖₁ / ‖Σₜ rₜ‖` (+ a rounding
+    /// margin; about 10⁻⁵ for the bundled embedder). Every fact that could be among the best
+    /// [`super::EXACT_TOP`] or the minimum is then scored again with `f32` dot products of its
+    /// tokens' rows, so the seed facts, their cosines and both ends of the min–max
+    /// normalisation are the `f32` ones, the same bits in wasm and natively. A zero or
+    /// non-finite query is scored in `f32` throughout.
     ///
     /// # Errors
     /// [`Error::Config`] when `query` does not have this dimension.
@@ -190,73 +217,70 @@ impl FactBags {
         if self.dim == 0 {
             return Ok(out);
         }
-        let d = token_dots(&self.rows, &self.scales, self.dim, query);
-        for (len, g) in self.groups.iter().enumerate().skip(1) {
-            for ((&f, &inv), bag) in g.facts.iter().zip(&g.inv_norms).zip(g.slots.chunks_exact(len)) {
-                // Two sums (even and odd positions), so consecutive additions do not wait on
-                // each other.
-                let (mut even, mut odd) = (0.0f32, 0.0f32);
-                let mut pairs = bag.chunks_exact(2);
-                for p in &mut pairs {
-                    even += d[p[0] as usize];
-                    odd += d[p[1] as usize];
+        let exact_dot = |slot: u32| {
+            let i = slot as usize;
+            self.scales[i] * dot_i8_f32(&self.rows[i * self.dim..(i + 1) * self.dim], query)
+        };
+        let Some((q16, t, _)) = scaled_query(query, self.dim) else {
+            let d: Vec<f32> = (0..self.ids.len() as u32).map(exact_dot).collect();
+            self.each_bag(|f, inv, _, bag| out[f] = bag_sum(bag, &d) * inv);
+            return Ok(out);
+        };
+        let d: Vec<f32> = row_dots(&self.rows, self.dim, &q16)
+            .iter()
+            .zip(&self.scales)
+            .map(|(&x, &s)| s * t * x as f32)
+            .collect();
+        let mut err = vec![0.0f32; self.facts];
+        self.each_bag(|f, inv, l1, bag| {
+            out[f] = bag_sum(bag, &d) * inv;
+            err[f] = 0.5 * t * l1 + ROUNDING;
+        });
+        let (top_floor, min_ceil) = exact_band(&out, &err);
+        // Exact token dots, made when a re-scored fact first needs them.
+        let mut exact: Vec<f32> = vec![f32::NAN; self.ids.len()];
+        self.each_bag(|f, inv, _, bag| {
+            let (c, e) = (out[f], err[f]);
+            if c + e >= top_floor || c - e <= min_ceil || !c.is_finite() {
+                for &slot in bag {
+                    if exact[slot as usize].is_nan() {
+                        exact[slot as usize] = exact_dot(slot);
+                    }
                 }
-                if let [last] = pairs.remainder() {
-                    even += d[*last as usize];
-                }
-                if let Some(o) = out.get_mut(f as usize) {
-                    *o = (even + odd) * inv;
-                }
+                out[f] = bag_sum(bag, &exact) * inv;
             }
-        }
+        });
         Ok(out)
     }
-}
 
-/// `sₜ · (r̂ₜ · q)` for every `dim`-long `i8` row `r̂ₜ` of `rows` with scale `sₜ`, in `f32`: with
-/// AVX2 and FMA (detected at run time) eight dimensions per step, otherwise
-/// [`dot_i8_f32`]. The two differ only in the order and fusing of the `f32` operations.
-fn token_dots(rows: &[i8], scales: &[f32], dim: usize, q: &[f32]) -> Vec<f32> {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if dim % 16 == 0
-            && q.len() == dim
-            && std::arch::is_x86_feature_detected!("avx2")
-            && std::arch::is_x86_feature_detected!("fma")
-        {
-            // SAFETY: AVX2 and FMA were detected; `dim` is a non-zero multiple of 16 (the
-            // caller returns early for 0) and `q` has `dim` entries.
-            return unsafe { token_dots_avx2(rows, scales, dim, q) };
+    /// Call `visit(fact, 1/‖Σₜ rₜ‖, l1, slots)` for every fact with at least one token, group
+    /// by group (each group's bags of one length in one loop).
+    #[inline]
+    fn each_bag(&self, mut visit: impl FnMut(usize, f32, f32, &[u32])) {
+        for (len, g) in self.groups.iter().enumerate().skip(1) {
+            for (((&f, &inv), &l1), bag) in
+                g.facts.iter().zip(&g.inv_norms).zip(&g.l1).zip(g.slots.chunks_exact(len))
+            {
+                visit(f as usize, inv, l1, bag);
+            }
         }
     }
-    rows.chunks_exact(dim).zip(scales).map(|(row, &s)| s * dot_i8_f32(row, q)).collect()
 }
 
-/// [`token_dots`] with AVX2: each step sign-extends 8 `i8` to `i32` (`vpmovsxbd`), converts them
-/// (`vcvtdq2ps`) and multiply-adds them with 8 query entries (`vfmadd`), two sums per row.
-///
-/// # Safety
-/// The CPU has AVX2 and FMA; `dim` is a non-zero multiple of 16 and `q.len() == dim`.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn token_dots_avx2(rows: &[i8], scales: &[f32], dim: usize, q: &[f32]) -> Vec<f32> {
-    use core::arch::x86_64::*;
-    let mut out = Vec::with_capacity(scales.len());
-    for (row, &s) in rows.chunks_exact(dim).zip(scales) {
-        let (mut a0, mut a1) = (_mm256_setzero_ps(), _mm256_setzero_ps());
-        for (x, y) in row.chunks_exact(16).zip(q.chunks_exact(16)) {
-            let lo = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(x.as_ptr().cast())));
-            let hi = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64(x.as_ptr().add(8).cast())));
-            a0 = _mm256_fmadd_ps(lo, _mm256_loadu_ps(y.as_ptr()), a0);
-            a1 = _mm256_fmadd_ps(hi, _mm256_loadu_ps(y.as_ptr().add(8)), a1);
-        }
-        let v = _mm256_add_ps(a0, a1);
-        let half = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps::<1>(v));
-        let pair = _mm_add_ps(half, _mm_movehl_ps(half, half));
-        let one = _mm_add_ss(pair, _mm_shuffle_ps::<0b01>(pair, pair));
-        out.push(s * _mm_cvtss_f32(one));
+/// `Σ d[slot]` over a bag's slots: two sums (even and odd positions, so consecutive additions
+/// do not wait on each other) added at the end.
+#[inline]
+fn bag_sum(bag: &[u32], d: &[f32]) -> f32 {
+    let (mut even, mut odd) = (0.0f32, 0.0f32);
+    let mut pairs = bag.chunks_exact(2);
+    for p in &mut pairs {
+        even += d[p[0] as usize];
+        odd += d[p[1] as usize];
     }
-    out
+    if let [last] = pairs.remainder() {
+        even += d[*last as usize];
+    }
+    even + odd
 }
 
 /// `Σ xᵢqᵢ` of an `i8` row and an `f32` query in `f32`, eight independent sums (so the compiler
@@ -377,5 +401,57 @@ mod tests {
         let got = whole.cosines(q).unwrap();
         assert_eq!((got[3], got[4]), (0.0, 0.0));
         assert!(FactBags::with_dim(e.dim()).cosines(q).unwrap().is_empty());
+    }
+}
+
+#[cfg(test)]
+mod scan_tests {
+    use super::*;
+    use crate::embed::Embedder;
+
+    /// Enough facts that most are scored by the integer scan alone: the best `EXACT_TOP` and the
+    /// minimum must come out as the `f32` cosines, the rest within the scan's error bound.
+    #[test]
+    fn integer_scan_with_the_seed_facts_exact() {
+        let e = StaticEmbedder::minilm().unwrap();
+        let words = [
+            "river", "Paris", "born", "directed", "film", "album", "singer", "Berlin", "war", "king",
+            "queen", "football", "club", "novel", "author", "Müller", "1987", "capital", "bridge", "ocean",
+        ];
+        // 600 facts of 1 to 9 words, by a fixed linear congruential sequence.
+        let mut x: u64 = 12345;
+        let mut next = || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) as usize
+        };
+        let texts: Vec<String> = (0..600)
+            .map(|_| {
+                let n = 1 + next() % 9;
+                (0..n).map(|_| words[next() % words.len()]).collect::<Vec<_>>().join(" ")
+            })
+            .collect();
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let mut bags = FactBags::with_dim(e.dim());
+        bags.extend(&e, &refs).unwrap();
+        let vectors = e.embed_batch(&refs, &mut |_, _| {}).unwrap();
+        for query in ["film directed by a singer", "capital on a river", "1987 novel"] {
+            let q = e.embed(query).unwrap();
+            let got = bags.cosines(&q).unwrap();
+            let want: Vec<f32> = vectors.chunks_exact(e.dim()).map(|v| dot(v, &q)).collect();
+            let mut order: Vec<usize> = (0..want.len()).collect();
+            order.sort_by(|&a, &b| want[b].total_cmp(&want[a]));
+            // The best EXACT_TOP (less a margin for ties at the edge) and the minimum: f32.
+            for &i in order[..super::super::EXACT_TOP - 4].iter().chain([order.last().unwrap()]) {
+                assert!((got[i] - want[i]).abs() <= 1e-6, "{query}: fact {i} {} against {}", got[i], want[i]);
+            }
+            // Every other fact within the integer scan's bound (about 10⁻⁵; the margin is 10⁻⁴).
+            let mut approximate = 0;
+            for i in 0..want.len() {
+                assert!((got[i] - want[i]).abs() <= 2e-4, "{query}: fact {i} {} against {}", got[i], want[i]);
+                approximate += usize::from((got[i] - want[i]).abs() > 1e-6);
+            }
+            // The scan did leave some facts approximate (else this test checks nothing of it).
+            assert!(approximate > 0, "{query}");
+        }
     }
 }

@@ -30,7 +30,7 @@ pub const EXACT_TOP: usize = 64;
 
 /// Margin added to each row's error bound for the rounding of the `f32` dot product it is
 /// compared with (`≤ dim · 2⁻²⁴ · Σ|xᵢqᵢ|`, below 2·10⁻⁵ for unit vectors of 256 dimensions).
-const ROUNDING: f32 = 1e-4;
+pub(super) const ROUNDING: f32 = 1e-4;
 
 /// An `i8` copy of a row-major `f32` matrix with one scale per row (module docs).
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -100,16 +100,6 @@ impl QuantizedRows {
             self.scale.push(s);
             self.l1.push(s * sum as f32);
         }
-    }
-
-    /// Replace row `r` (in place; `row` is `dim` wide) by the quantisation of `row`.
-    #[cfg(test)]
-    pub(crate) fn set_row(&mut self, r: usize, row: &[f32]) {
-        let mut one = QuantizedRows::with_dim(self.dim);
-        one.push_rows(row);
-        self.data[r * self.dim..(r + 1) * self.dim].copy_from_slice(&one.data);
-        self.scale[r] = one.scale[0];
-        self.l1[r] = one.l1[0];
     }
 
     /// Dimension of the rows.
@@ -340,7 +330,7 @@ pub(super) fn scaled_query(query: &[f32], dim: usize) -> Option<(Vec<i16>, f32, 
 /// The [`EXACT_TOP`]-th best lower end `c − e` (in `total_cmp` order, as a selection would
 /// give it), kept in one pass over a sorted list of the best [`EXACT_TOP`], and the smallest
 /// upper end `c + e`: rows reaching the first or below the second are scored exactly.
-fn exact_band(out: &[f32], err: &[f32]) -> (f32, f32) {
+pub(super) fn exact_band(out: &[f32], err: &[f32]) -> (f32, f32) {
     let k = EXACT_TOP.min(out.len());
     let mut best: Vec<f32> = Vec::with_capacity(k + 1);
     for (&c, &e) in out.iter().zip(err) {
