@@ -1,5 +1,6 @@
-//! Fact scoring from the fact texts' tokens, for graphs embedded with the static embedder
-//! (CatRAG §3 and HippoRAG 2 §3, "score every fact by cosine"; METHOD.md §3).
+//! Fact scoring and entity anchoring from the texts' tokens, for graphs embedded with the static
+//! embedder (CatRAG §3 and HippoRAG 2 §3, "score every fact by cosine"; CatRAG §3, "Symbolic
+//! Anchoring"; METHOD.md §3).
 //!
 //! The static embedder's vector of a text is a normalised sum of table rows,
 //! `v(f) = Σₜ rₜ / ‖Σₜ rₜ‖` over the text's WordPiece ids `t` without `[UNK]`
@@ -9,28 +10,30 @@
 //! 2wiki-corpus-6k has 47,602 facts of 8.7 tokens on average but only 16,657 distinct tokens,
 //! so a query reads 16,657 rows (4.3 MB of `i8`) and 1.65 MB of token slots instead of 47,602
 //! fact vectors (12.2 MB of `i8`); the graph holds 6.6 MB for its facts' vectors instead of
-//! 12.6 MB. The fact vectors are not quantised: the token dot products come from an integer
-//! scan with the query as `i16` (error about 10⁻⁵ per cosine), and the facts that decide the
-//! seeds (the best [`super::EXACT_TOP`] and the minimum) are scored again in `f32`, so those
-//! equal the dot product of `q` with the embedder's vector of the fact text up to the order of
-//! `f32` additions ([`FactBags::cosines`]; the tests bound it by 10⁻⁶).
+//! 12.6 MB. The vectors are not quantised: the token dot products come from an integer scan
+//! with the query as `i16` (error about 10⁻⁵ per cosine), and the texts that decide a result
+//! (the best [`super::EXACT_TOP`] facts and the minimum; the candidates for the best entity)
+//! are scored again in `f32`, so those equal the dot product of `q` with the embedder's vector
+//! of the text up to the order of `f32` additions ([`TokenBags::cosines`],
+//! [`TokenBags::best`]; the tests bound it by 10⁻⁶). The entity names are held the same way for
+//! anchoring a query mention on its nearest entity.
 //!
-//! Kept per fact: its token slots, `1/‖Σₜ rₜ‖` (0 for a text with no known token, whose
+//! Kept per text: its token slots, `1/‖Σₜ rₜ‖` (0 for a text with no known token, whose
 //! vector is the zero vector). Kept per distinct token: its table row (`i8`) and scale, copied
-//! from the table once, so the graph scores facts without the embedder.
+//! from the table once, so the graph scores texts without the embedder.
 
 use super::quant::{exact_band, row_dots, scaled_query, ROUNDING};
-use crate::embed::{dot, StaticEmbedder};
+use crate::embed::{dot, ScoredRow, StaticEmbedder};
 use crate::error::{Error, Result};
 
-/// Facts as bags of the static embedder's table rows (module docs). Facts are appended in fact
-/// id order; entry `i` of [`FactBags::cosines`] is fact `i`.
+/// Texts (facts, entity names) as bags of the static embedder's table rows (module docs). Texts
+/// are appended in order; entry `i` of [`TokenBags::cosines`] is text `i`.
 ///
 /// Bags are grouped by their number of tokens: a query sums each group's bags with a loop of
 /// one fixed length (the branch predictor learns it; a fact's bag in its own variable-length
 /// loop cost about as much as the dot products), writing each fact's cosine at its id.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct FactBags {
+pub struct TokenBags {
     dim: usize,
     /// Slot → the table id it copies (distinct, in order of first use).
     ids: Vec<u32>,
@@ -58,16 +61,16 @@ struct BagGroup {
     /// Per fact: `1 / ‖Σₜ rₜ‖`, 0 when the sum is zero or not finite.
     inv_norms: Vec<f32>,
     /// Per fact: `Σₜ sₜ‖r̂ₜ‖₁ / ‖Σₜ rₜ‖`, the L1 norm of its rows in the normalised vector's
-    /// units, which bounds the integer scan's error ([`FactBags::cosines`]).
+    /// units, which bounds the integer scan's error ([`TokenBags::cosines`]).
     l1: Vec<f32>,
     /// `[facts × l]`: each fact's token slots in text order, with repeats.
     slots: Vec<u32>,
 }
 
-impl FactBags {
+impl TokenBags {
     /// No facts, rows of `dim` entries.
     pub fn with_dim(dim: usize) -> Self {
-        FactBags { dim, ..FactBags::default() }
+        TokenBags { dim, ..TokenBags::default() }
     }
 
     /// Dimension of the rows (the embedder's).
@@ -111,7 +114,7 @@ impl FactBags {
                 .sum::<usize>()
     }
 
-    /// Release spare capacity (after the last [`FactBags::extend`] of a build).
+    /// Release spare capacity (after the last [`TokenBags::extend`] of a build).
     pub fn shrink_to_fit(&mut self) {
         self.ids.shrink_to_fit();
         self.rows.shrink_to_fit();
@@ -253,7 +256,97 @@ impl FactBags {
         Ok(out)
     }
 
-    /// Call `visit(fact, 1/‖Σₜ rₜ‖, l1, slots)` for every fact with at least one token, group
+    /// The text whose vector is most similar to `query` and its cosine, as
+    /// [`crate::embed::VectorMatrix::top_k`]`(query, 1)` gives it over the embedder's vectors
+    /// of the texts (ties to the lower text, a NaN score below every number, a text with no
+    /// known token scoring 0), the cosine in `f32` up to the order of additions: the integer
+    /// scan of [`TokenBags::cosines`] bounds every text's cosine, and only the texts whose upper
+    /// bound reaches the best lower bound are scored again in `f32` (the best is always among
+    /// them). `None` without texts.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when `query` does not have this dimension.
+    pub fn best(&self, query: &[f32]) -> Result<Option<ScoredRow>> {
+        if query.len() != self.dim {
+            return Err(Error::Config(format!(
+                "entity search: a query of {} dimensions against names of {}",
+                query.len(),
+                self.dim
+            )));
+        }
+        if self.facts == 0 {
+            return Ok(None);
+        }
+        let exact_dot = |slot: u32| {
+            let i = slot as usize;
+            self.scales[i] * dot_i8_f32(&self.rows[i * self.dim..(i + 1) * self.dim], query)
+        };
+        // Upper and lower bounds of each text's cosine (equal when scored in f32 throughout).
+        let mut bounds = vec![(0.0f32, 0.0f32); self.facts];
+        let mut best_lower = f32::NEG_INFINITY;
+        match scaled_query(query, self.dim) {
+            Some((q16, t, _)) => {
+                let d: Vec<f32> = row_dots(&self.rows, self.dim, &q16)
+                    .iter()
+                    .zip(&self.scales)
+                    .map(|(&x, &s)| s * t * x as f32)
+                    .collect();
+                self.each_bag(|f, inv, l1, bag| {
+                    let (c, e) = (bag_sum(bag, &d) * inv, 0.5 * t * l1 + ROUNDING);
+                    bounds[f] = (c - e, c + e);
+                });
+            }
+            None => {
+                let d: Vec<f32> = (0..self.ids.len() as u32).map(exact_dot).collect();
+                self.each_bag(|f, inv, _, bag| {
+                    let c = bag_sum(bag, &d) * inv;
+                    bounds[f] = (c, c);
+                });
+            }
+        }
+        for &(lower, _) in &bounds {
+            if lower > best_lower {
+                best_lower = lower;
+            }
+        }
+        let mut exact: Vec<f32> = vec![f32::NAN; self.ids.len()];
+        let mut best: Option<ScoredRow> = None;
+        // Texts without a known token score 0 (the zero vector).
+        let mut consider = |row: usize, mut score: f32| {
+            if score.is_nan() {
+                score = f32::NEG_INFINITY;
+            } else if score == 0.0 {
+                score = 0.0;
+            }
+            let better = match best {
+                None => true,
+                Some(b) => score > b.score || (score == b.score && (row as u32) < b.row),
+            };
+            if better {
+                best = Some(ScoredRow { row: row as u32, score });
+            }
+        };
+        if let Some(g) = self.groups.first() {
+            for &f in &g.facts {
+                consider(f as usize, 0.0);
+            }
+        }
+        self.each_bag(|f, inv, _, bag| {
+            let (lower, upper) = bounds[f];
+            if !(upper >= best_lower) && lower.is_finite() && upper.is_finite() {
+                return;
+            }
+            for &slot in bag {
+                if exact[slot as usize].is_nan() {
+                    exact[slot as usize] = exact_dot(slot);
+                }
+            }
+            consider(f, bag_sum(bag, &exact) * inv);
+        });
+        Ok(best)
+    }
+
+    /// Call `visit(text, 1/‖Σₜ rₜ‖, l1, slots)` for every text with at least one token, group
     /// by group (each group's bags of one length in one loop).
     #[inline]
     fn each_bag(&self, mut visit: impl FnMut(usize, f32, f32, &[u32])) {
@@ -338,7 +431,7 @@ mod tests {
     #[test]
     fn cosines_by_hand() {
         let e = tiny();
-        let mut bags = FactBags::with_dim(3);
+        let mut bags = TokenBags::with_dim(3);
         // "red cars" = red + car + ##s: sum (1, 0, 1.5), norm √3.25. "zebra" is unknown, so it
         // has no token and scores 0; "red red" sums (2, 0, 0).
         bags.extend(&e, &["red cars", "blue car", "zebra", "red red"]).unwrap();
@@ -372,10 +465,10 @@ mod tests {
             "1987 award Grammy",
             "Stephen R. Covey wrote The 7 Habits of Highly Effective People",
         ];
-        let mut whole = FactBags::with_dim(e.dim());
+        let mut whole = TokenBags::with_dim(e.dim());
         whole.extend(&e, &texts).unwrap();
         // Appending in two batches gives the same bags.
-        let mut parts = FactBags::with_dim(e.dim());
+        let mut parts = TokenBags::with_dim(e.dim());
         parts.extend(&e, &texts[..4]).unwrap();
         parts.extend(&e, &texts[4..]).unwrap();
         assert_eq!(parts, whole);
@@ -400,7 +493,7 @@ mod tests {
         let q = &queries[0];
         let got = whole.cosines(q).unwrap();
         assert_eq!((got[3], got[4]), (0.0, 0.0));
-        assert!(FactBags::with_dim(e.dim()).cosines(q).unwrap().is_empty());
+        assert!(TokenBags::with_dim(e.dim()).cosines(q).unwrap().is_empty());
     }
 }
 
@@ -431,7 +524,7 @@ mod scan_tests {
             })
             .collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-        let mut bags = FactBags::with_dim(e.dim());
+        let mut bags = TokenBags::with_dim(e.dim());
         bags.extend(&e, &refs).unwrap();
         let vectors = e.embed_batch(&refs, &mut |_, _| {}).unwrap();
         for query in ["film directed by a singer", "capital on a river", "1987 novel"] {
@@ -453,5 +546,61 @@ mod scan_tests {
             // The scan did leave some facts approximate (else this test checks nothing of it).
             assert!(approximate > 0, "{query}");
         }
+    }
+
+    /// The nearest text to a query, as the `f32` scan of the embedder's vectors finds it.
+    #[test]
+    fn best_equals_the_f32_scan() {
+        let e = StaticEmbedder::minilm().unwrap();
+        let names = [
+            "Stephen R. Covey",
+            "Steven Covey",
+            "Harlem",
+            "Harlem Nights",
+            "Mall Cops: Mall of America",
+            "",
+            "Letitia Green Stevenson",
+            "Orlams",
+            "Köln",
+            "Cologne",
+            "1987",
+            "Ed Wood",
+            "Edward Wood Jr.",
+            "Plan 9 from Outer Space",
+            "American",
+            "Canadian-American",
+        ];
+        // Many names, so that most are ruled out by the integer scan's bounds alone.
+        let mut texts: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        for i in 0..400 {
+            texts.push(format!("{} {}", names[i % names.len()], names[(i * 7 + 3) % names.len()]));
+        }
+        let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
+        let mut bags = TokenBags::with_dim(e.dim());
+        bags.extend(&e, &refs).unwrap();
+        let m = crate::embed::VectorMatrix::from_rows(e.dim(), e.embed_batch(&refs, &mut |_, _| {}).unwrap())
+            .unwrap();
+        for mention in ["Steven Covey", "Orlam", "Mall Cop", "Koln", "Edward Wood", "zzzz"] {
+            let q = e.embed(mention).unwrap();
+            let want = m.top_k(&q, 1).unwrap()[0];
+            let got = bags.best(&q).unwrap().unwrap();
+            assert!((got.score - want.score).abs() <= 1e-6, "{mention}: {got:?} against {want:?}");
+            // The same text, unless another is within rounding of it.
+            let other = m.row(got.row as usize).map(|v| dot(v, &q)).unwrap();
+            assert!(
+                got.row == want.row || (other - want.score).abs() <= 1e-6,
+                "{mention}: {got:?} against {want:?}"
+            );
+        }
+        // A zero query: every text scores 0, the first wins.
+        let zero = vec![0.0; e.dim()];
+        assert_eq!(bags.best(&zero).unwrap(), Some(ScoredRow { row: 0, score: 0.0 }));
+        // Only texts without a known token: they score 0; none at all: None.
+        let mut empty = TokenBags::with_dim(e.dim());
+        assert_eq!(empty.best(&zero).unwrap(), None);
+        empty.extend(&e, &["", "  "]).unwrap();
+        let q = e.embed("Covey").unwrap();
+        assert_eq!(empty.best(&q).unwrap(), Some(ScoredRow { row: 0, score: 0.0 }));
+        assert!(matches!(bags.best(&[1.0]), Err(Error::Config(_))));
     }
 }

@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::knn::{self, SynonymStats};
-use super::{csr, Fact, FactBags, Graph, GraphConfig, NodeKind, QuantizedRows, Store, Triple};
+use super::{csr, Fact, TokenBags, Graph, GraphConfig, NodeKind, QuantizedRows, Store, Triple};
 use crate::corpus::Passage;
 use crate::embed::{Embedder, VectorMatrix};
 use crate::error::{Error, Result};
@@ -277,7 +277,7 @@ impl GraphBuilder {
             s.entity_vectors = VectorMatrix::new(dim);
         }
         let keep_f32 = s.config.fact_vectors_f32;
-        // Facts as bags of the static embedder's rows (`FactBags`) when that is the embedder and
+        // Facts as bags of the static embedder's rows (`TokenBags`) when that is the embedder and
         // the graph has no fact rows yet; a graph started with rows keeps them, and one
         // started with bags needs the static embedder again.
         let bags = match embedder.as_static() {
@@ -292,7 +292,10 @@ impl GraphBuilder {
         }
         if bags.is_some() {
             if s.fact_bags.dim() == 0 && s.fact_bags.is_empty() {
-                s.fact_bags = FactBags::with_dim(dim);
+                s.fact_bags = TokenBags::with_dim(dim);
+            }
+            if s.entity_bags.dim() == 0 && s.entity_bags.is_empty() {
+                s.entity_bags = TokenBags::with_dim(dim);
             }
         } else if s.fact_vectors.dim() == 0 && s.fact_vectors.is_empty() {
             s.fact_vectors = QuantizedRows::with_dim(dim);
@@ -352,6 +355,13 @@ impl GraphBuilder {
                 }
                 if entities {
                     s.entity_vectors.extend(&rows)?;
+                    // The names as bags too, for anchoring, while both stay aligned (a graph
+                    // whose names were embedded without bags keeps the `i8` copy).
+                    if let Some(e) = bags {
+                        if s.entity_bags.len() == have {
+                            s.entity_bags.extend(e, &texts)?;
+                        }
+                    }
                 } else {
                     // Fact vectors are kept only as their `i8` copy (`Store::fact_vectors`).
                     s.fact_vectors.push_rows(&rows);
@@ -365,6 +375,7 @@ impl GraphBuilder {
         }
         if bags.is_some() {
             s.fact_bags.shrink_to_fit();
+            s.entity_bags.shrink_to_fit();
         }
         Ok(())
     }

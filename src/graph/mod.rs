@@ -78,7 +78,7 @@ use crate::error::{Error, Result};
 pub use crate::extract::Triple;
 
 pub use crate::text::normalize::{alnum_count, collapse_whitespace, normalize_entity, normalize_relation};
-pub use bags::FactBags;
+pub use bags::TokenBags;
 pub use build::{build_graph, AddSummary, BuildStep, GraphBuilder};
 pub use knn::{
     lsh_hamming_limit, SynonymSearch, SynonymStats, LSH_BITS, LSH_MIN_DIM, LSH_MIN_THRESHOLD, LSH_TABLES,
@@ -337,7 +337,11 @@ struct Store {
     /// Embedded facts (a prefix of the fact ids) as bags of the static embedder's rows, in
     /// place of [`Store::fact_vectors`] when the graph's embedder is the static one (and
     /// `fact_vectors_f32` is off): one of the two is empty.
-    fact_bags: FactBags,
+    fact_bags: TokenBags,
+    /// Embedded entity names (a prefix of the entity ordinals) as bags of the static
+    /// embedder's rows, beside [`Store::entity_vectors`] (which the synonym kNN reads) when
+    /// the facts are bags: [`Graph::nearest_entity`] reads these instead of an `i8` copy.
+    entity_bags: TokenBags,
     /// Entity ordinal → its top-k synonym candidates (entity ordinal, cosine), best first
     /// (cosine descending, ordinal ascending), all ≥ the threshold.
     neighbours: Vec<Vec<(u32, f32)>>,
@@ -515,10 +519,10 @@ impl Graph {
         &self.store.fact_vectors
     }
 
-    /// The facts as bags of the static embedder's table rows ([`FactBags`]), which the graph
+    /// The facts as bags of the static embedder's table rows ([`TokenBags`]), which the graph
     /// keeps instead of [`Graph::fact_vectors`] when it was embedded with the static embedder
     /// (and [`GraphConfig::fact_vectors_f32`] is off); empty otherwise.
-    pub fn fact_bags(&self) -> &FactBags {
+    pub fn fact_bags(&self) -> &TokenBags {
         &self.store.fact_bags
     }
 
@@ -570,7 +574,7 @@ impl Graph {
     pub fn prepare_search(&self) {
         let _ = self.ppr_graph();
         let entities = &self.store.entity_vectors;
-        if !entities.is_empty() {
+        if !entities.is_empty() && !self.entity_bags_usable() {
             self.entity_quant.get_or_init(|| QuantizedRows::new(entities));
         }
     }
@@ -588,7 +592,24 @@ impl Graph {
         if m.is_empty() {
             return Ok(None);
         }
+        if self.entity_bags_usable() {
+            if query.len() != m.dim() {
+                return Err(Error::Config(format!(
+                    "entity search: a query of {} dimensions against {} rows of {}",
+                    query.len(),
+                    m.len(),
+                    m.dim()
+                )));
+            }
+            return self.store.entity_bags.best(query);
+        }
         self.entity_quant.get_or_init(|| QuantizedRows::new(m)).best(m, query)
+    }
+
+    /// True when every entity vector has its bag of the static embedder's rows.
+    fn entity_bags_usable(&self) -> bool {
+        let s = &self.store;
+        !s.entity_bags.is_empty() && s.entity_bags.len() == s.entity_vectors.len()
     }
 
     /// Heap bytes held by each of the graph's structures, estimated from capacities (hash
@@ -643,6 +664,7 @@ impl Graph {
             ("fact vectors f32", vectors(&s.fact_vectors_f32)),
             ("fact vectors i8", s.fact_vectors.heap_bytes()),
             ("fact token bags", s.fact_bags.heap_bytes()),
+            ("entity token bags", s.entity_bags.heap_bytes()),
             (
                 "synonym lists",
                 s.neighbours.len() * std::mem::size_of::<Vec<(u32, f32)>>()

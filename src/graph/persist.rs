@@ -734,6 +734,7 @@ impl Graph {
                 a.entity_vectors == b.entity_vectors
                     && a.fact_vectors == b.fact_vectors
                     && a.fact_bags == b.fact_bags
+                    && a.entity_bags == b.entity_bags
                     && a.fact_vectors_f32 == b.fact_vectors_f32,
             ),
             ("neighbours", bits(&a.neighbours) == bits(&b.neighbours) && a.linked == b.linked),
@@ -873,7 +874,7 @@ mod tests {
         // Its tokens are those of its text, as the builder would have taken them.
         assert!(s.fact_vectors.is_empty(), "the static embedder's graph keeps its facts as token bags");
         let texts: Vec<&str> = s.facts.iter().map(|f| f.text.as_str()).collect();
-        s.fact_bags = crate::graph::FactBags::with_dim(e.table().dims());
+        s.fact_bags = crate::graph::TokenBags::with_dim(e.table().dims());
         s.fact_bags.extend(&e, &texts).unwrap();
         let csr = super::super::csr::build(&s).unwrap();
         let odd = Graph { store: s, csr, entity_quant: Default::default() };
