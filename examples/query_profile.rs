@@ -3,7 +3,10 @@
 //! `--rounds` times through `Index::search` and prints the mean wall time per
 //! query. Run it under `perf record` to see where a query's time goes without the build's.
 //!
-//!     cargo run --release --example query_profile -- ../shared/data/musique-scale [--method catrag] [--rounds 20]
+//!     cargo run --release --example query_profile -- ../shared/data/musique-scale [--method catrag] [--rounds 20] [--highlights]
+//!
+//! `--highlights` also marks the query terms in every hit's title and text, as the page does
+//! for each result, and prints that part's time.
 
 use std::rc::Rc;
 use std::time::Instant;
@@ -28,13 +31,31 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     engine.build(&mut |_, _, _| {})?;
     engine.build_graph(&mut |_, _, _| {})?;
     let index = engine.into_index()?;
+    let highlights = args.iter().any(|a| a == "--highlights");
     let t = Instant::now();
+    let mut marking = std::time::Duration::ZERO;
     for _ in 0..rounds {
         for q in &queries {
-            std::hint::black_box(index.search(q, 10, method)?);
+            let found = index.search(q, 10, method)?;
+            if highlights {
+                // What the page adds per query: the query terms marked in every hit's title and text.
+                let h = Instant::now();
+                let terms = index.query_terms(q);
+                for hit in &found {
+                    if let Some(p) = index.corpus().get(hit.passage) {
+                        std::hint::black_box(index.highlights(&terms, &p.text));
+                        std::hint::black_box(index.highlights(&terms, &p.title));
+                    }
+                }
+                marking += h.elapsed();
+            }
+            std::hint::black_box(found);
         }
     }
     let n = (rounds * queries.len()).max(1);
     println!("{n} queries, {:.3} ms per query", t.elapsed().as_secs_f64() * 1e3 / n as f64);
+    if highlights {
+        println!("of which highlighting {:.3} ms per query", marking.as_secs_f64() * 1e3 / n as f64);
+    }
     Ok(())
 }
