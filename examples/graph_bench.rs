@@ -205,16 +205,16 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     let vec_bytes = graph.entity_vectors().as_slice().len() * 4
         + graph.fact_vectors().heap_bytes()
-        + graph.fact_bags().heap_bytes();
+        + graph.token_bags().heap_bytes();
     let csr_bytes = c.arcs * 9 + (c.nodes + 1) * 4;
     println!(
-        "memory: vectors {:.1} MB (entities {} rows × 256 f32; facts {} rows × 256 i8, or {} as bags of {} tokens over {} distinct table rows), CSR {:.1} MB",
+        "memory: vectors {:.1} MB (entities {} rows × 256 f32; facts {} rows × 256 i8, or {} as bags of {} tokens over {} distinct table rows shared with the names), CSR {:.1} MB",
         vec_bytes as f64 / 1e6,
         graph.entity_vectors().len(),
         graph.fact_vectors().len(),
-        graph.fact_bags().len(),
-        graph.fact_bags().token_count(),
-        graph.fact_bags().distinct_tokens(),
+        graph.token_bags().len(cairn::graph::BagSet::Facts),
+        graph.token_bags().token_count(cairn::graph::BagSet::Facts),
+        graph.token_bags().distinct_tokens(),
         csr_bytes as f64 / 1e6
     );
     if let Some(mb) = peak_rss_mb() {

@@ -15,12 +15,16 @@
 //! (the best [`super::EXACT_TOP`] facts and the minimum; the candidates for the best entity)
 //! are scored again in `f32`, so those equal the dot product of `q` with the embedder's vector
 //! of the text up to the order of `f32` additions ([`TokenBags::cosines`],
-//! [`TokenBags::best`]; the tests bound it by 10⁻⁶). The entity names are held the same way for
-//! anchoring a query mention on its nearest entity.
+//! [`TokenBags::best`]; the tests bound it by 10⁻⁶).
+//!
+//! The entity names are held the same way ([`BagSet::Entities`]), for anchoring a query mention
+//! on its nearest entity, in place of an `i8` copy of the entity vectors (10.9 MB on
+//! 2wiki-corpus-6k); facts and names share one copy of each token's row.
 //!
 //! Kept per text: its token slots, `1/‖Σₜ rₜ‖` (0 for a text with no known token, whose
-//! vector is the zero vector). Kept per distinct token: its table row (`i8`) and scale, copied
-//! from the table once, so the graph scores texts without the embedder.
+//! vector is the zero vector) and its rows' L1 norm over that. Kept per distinct token: its
+//! table row (`i8`), scale and L1 norm, copied from the table once, so the graph scores texts
+//! without the embedder.
 
 use super::quant::{exact_band, row_dots, scaled_query, ROUNDING};
 use crate::embed::{dot, ScoredRow, StaticEmbedder};
@@ -30,8 +34,8 @@ use crate::error::{Error, Result};
 /// are appended in order; entry `i` of [`TokenBags::cosines`] is text `i`.
 ///
 /// Bags are grouped by their number of tokens: a query sums each group's bags with a loop of
-/// one fixed length (the branch predictor learns it; a fact's bag in its own variable-length
-/// loop cost about as much as the dot products), writing each fact's cosine at its id.
+/// one fixed length (the branch predictor learns it; each bag in a loop of its own length cost
+/// about as much as the dot products), writing each text's cosine at its index.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct TokenBags {
     dim: usize,
@@ -45,30 +49,47 @@ pub struct TokenBags {
     scales: Vec<f32>,
     /// Per slot: `scale · Σ|r̂ᵢ|`, the row's L1 norm.
     l1: Vec<f32>,
-    /// `groups[l]`: the facts of `l` tokens.
+    /// The bags of each [`BagSet`], by its index.
+    sets: [Bags; 2],
+}
+
+/// Which texts: the graph keeps its facts and its entity names in one [`TokenBags`], so a token
+/// both use has one copy of its row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BagSet {
+    /// The fact texts ([`super::Fact::text`]), in fact id order.
+    Facts = 0,
+    /// The entity names, in entity ordinal order.
+    Entities = 1,
+}
+
+/// One set's bags.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Bags {
+    /// `groups[l]`: the texts of `l` tokens.
     groups: Vec<BagGroup>,
-    /// Number of facts.
-    facts: usize,
-    /// Token occurrences over all facts.
+    /// Number of texts.
+    texts: usize,
+    /// Token occurrences over all texts.
     tokens: usize,
 }
 
-/// The facts whose bags have one length `l`, in fact id order.
+/// The texts of one set whose bags have one length `l`, in order.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct BagGroup {
-    /// Fact ids.
-    facts: Vec<u32>,
-    /// Per fact: `1 / ‖Σₜ rₜ‖`, 0 when the sum is zero or not finite.
+    /// Text indices (fact ids, entity ordinals).
+    texts: Vec<u32>,
+    /// Per text: `1 / ‖Σₜ rₜ‖`, 0 when the sum is zero or not finite.
     inv_norms: Vec<f32>,
-    /// Per fact: `Σₜ sₜ‖r̂ₜ‖₁ / ‖Σₜ rₜ‖`, the L1 norm of its rows in the normalised vector's
+    /// Per text: `Σₜ sₜ‖r̂ₜ‖₁ / ‖Σₜ rₜ‖`, the L1 norm of its rows in the normalised vector's
     /// units, which bounds the integer scan's error ([`TokenBags::cosines`]).
     l1: Vec<f32>,
-    /// `[facts × l]`: each fact's token slots in text order, with repeats.
+    /// `[texts × l]`: each text's token slots in text order, with repeats.
     slots: Vec<u32>,
 }
 
 impl TokenBags {
-    /// No facts, rows of `dim` entries.
+    /// No texts, rows of `dim` entries.
     pub fn with_dim(dim: usize) -> Self {
         TokenBags { dim, ..TokenBags::default() }
     }
@@ -78,14 +99,14 @@ impl TokenBags {
         self.dim
     }
 
-    /// Number of facts.
-    pub fn len(&self) -> usize {
-        self.facts
+    /// Number of texts of `set`.
+    pub fn len(&self, set: BagSet) -> usize {
+        self.sets[set as usize].texts
     }
 
-    /// True without facts.
+    /// True without texts in either set.
     pub fn is_empty(&self) -> bool {
-        self.facts == 0
+        self.sets.iter().all(|b| b.texts == 0)
     }
 
     /// Number of distinct tokens (rows copied from the table).
@@ -93,23 +114,30 @@ impl TokenBags {
         self.ids.len()
     }
 
-    /// Token occurrences over all facts.
-    pub fn token_count(&self) -> usize {
-        self.tokens
+    /// Token occurrences over all texts of `set`.
+    pub fn token_count(&self, set: BagSet) -> usize {
+        self.sets[set as usize].tokens
     }
 
     /// Heap bytes held: the rows, 16 bytes per distinct token, 4 per table row (the slot
-    /// lookup), 4 per token occurrence and 12 per fact.
+    /// lookup), 4 per token occurrence and 12 per text.
     pub fn heap_bytes(&self) -> usize {
         self.rows.capacity()
             + (self.ids.capacity() + self.slot_of.capacity() + self.scales.capacity() + self.l1.capacity())
                 * 4
-            + self.groups.capacity() * std::mem::size_of::<BagGroup>()
-            + self
-                .groups
+            + self.heap_bytes_of(BagSet::Facts)
+            + self.heap_bytes_of(BagSet::Entities)
+    }
+
+    /// Heap bytes of `set`'s bags alone (4 per token occurrence and 12 per text); the rows are
+    /// [`TokenBags::heap_bytes`] less both sets'.
+    pub fn heap_bytes_of(&self, set: BagSet) -> usize {
+        let groups = &self.sets[set as usize].groups;
+        groups.capacity() * std::mem::size_of::<BagGroup>()
+            + groups
                 .iter()
                 .map(|g| {
-                    (g.facts.capacity() + g.inv_norms.capacity() + g.l1.capacity() + g.slots.capacity()) * 4
+                    (g.texts.capacity() + g.inv_norms.capacity() + g.l1.capacity() + g.slots.capacity()) * 4
                 })
                 .sum::<usize>()
     }
@@ -120,26 +148,27 @@ impl TokenBags {
         self.rows.shrink_to_fit();
         self.scales.shrink_to_fit();
         self.l1.shrink_to_fit();
-        for g in &mut self.groups {
-            g.facts.shrink_to_fit();
+        for g in self.sets.iter_mut().flat_map(|b| b.groups.iter_mut()) {
+            g.texts.shrink_to_fit();
             g.inv_norms.shrink_to_fit();
             g.l1.shrink_to_fit();
             g.slots.shrink_to_fit();
         }
     }
 
-    /// Append the facts `texts` (the next fact ids in order), tokenised with `embedder`, whose
-    /// rows they copy. O(total tokens + new distinct tokens × dim).
+    /// Append `texts` to `set` (its next indices, in order), tokenised with `embedder`, whose
+    /// rows they copy. O(total tokens + new distinct tokens × dim). On an error the texts
+    /// before the failing one are kept and the failing one is not added.
     ///
     /// # Errors
     /// [`Error::Config`] when `embedder`'s dimension is not this one's; [`Error::Model`] when a
-    /// token has no row (a tokenizer the table was not made for) or the fact ids pass
+    /// token has no row (a tokenizer the table was not made for) or the set's indices pass
     /// `u32::MAX`.
-    pub fn extend(&mut self, embedder: &StaticEmbedder, texts: &[&str]) -> Result<()> {
+    pub fn extend(&mut self, set: BagSet, embedder: &StaticEmbedder, texts: &[&str]) -> Result<()> {
         let dim = embedder.table().dims();
         if dim != self.dim {
             return Err(Error::Config(format!(
-                "the graph holds {}-dimensional fact vectors and this embedder gives {dim}",
+                "the graph holds {}-dimensional vectors and this embedder gives {dim}",
                 self.dim
             )));
         }
@@ -147,18 +176,17 @@ impl TokenBags {
         if self.slot_of.len() < vocab {
             self.slot_of.resize(vocab, u32::MAX);
         }
-        let (mut ids, mut scratch) = (Vec::new(), String::new());
+        let (mut ids, mut slots, mut scratch) = (Vec::new(), Vec::new(), String::new());
         let mut cache = crate::embed::wordpiece::WordCache::new();
         let mut sum = vec![0.0f32; dim];
         let bad = |message: String| Error::Model { what: "static embedder".into(), message };
         for text in texts {
-            let fact = u32::try_from(self.facts).map_err(|_| bad("more than 2³² facts".into()))?;
+            let index = u32::try_from(self.sets[set as usize].texts)
+                .map_err(|_| bad("more than 2³² texts".into()))?;
             embedder.row_ids_into(text, &mut scratch, Some(&mut cache), &mut ids);
-            if self.groups.len() <= ids.len() {
-                self.groups.resize_with(ids.len() + 1, BagGroup::default);
-            }
             sum.iter_mut().for_each(|x| *x = 0.0);
             let mut l1 = 0.0f32;
+            slots.clear();
             for &id in &ids {
                 let slot = match self.slot_of.get(id as usize) {
                     Some(&slot) if slot != u32::MAX => slot,
@@ -179,16 +207,21 @@ impl TokenBags {
                 // The same additions, in the same order, as the embedder's sum of rows.
                 embedder.table().add_row(id, &mut sum);
                 l1 += self.l1[slot as usize];
-                self.groups[ids.len()].slots.push(slot);
+                slots.push(slot);
             }
             let norm = dot(&sum, &sum).sqrt();
             let inv = if norm > 0.0 && norm.is_finite() { 1.0 / norm } else { 0.0 };
-            let group = &mut self.groups[ids.len()];
-            group.facts.push(fact);
+            let bags = &mut self.sets[set as usize];
+            if bags.groups.len() <= ids.len() {
+                bags.groups.resize_with(ids.len() + 1, BagGroup::default);
+            }
+            let group = &mut bags.groups[ids.len()];
+            group.slots.extend_from_slice(&slots);
+            group.texts.push(index);
             group.inv_norms.push(inv);
             group.l1.push(l1 * inv);
-            self.facts += 1;
-            self.tokens += ids.len();
+            bags.texts += 1;
+            bags.tokens += ids.len();
         }
         Ok(())
     }
@@ -208,7 +241,7 @@ impl TokenBags {
     ///
     /// # Errors
     /// [`Error::Config`] when `query` does not have this dimension.
-    pub fn cosines(&self, query: &[f32]) -> Result<Vec<f32>> {
+    pub fn cosines(&self, set: BagSet, query: &[f32]) -> Result<Vec<f32>> {
         if query.len() != self.dim {
             return Err(Error::Config(format!(
                 "query vector has {} dimensions, the fact vectors {}",
@@ -216,7 +249,8 @@ impl TokenBags {
                 self.dim
             )));
         }
-        let mut out = vec![0.0f32; self.facts];
+        let n = self.len(set);
+        let mut out = vec![0.0f32; n];
         if self.dim == 0 {
             return Ok(out);
         }
@@ -226,7 +260,7 @@ impl TokenBags {
         };
         let Some((q16, t, _)) = scaled_query(query, self.dim) else {
             let d: Vec<f32> = (0..self.ids.len() as u32).map(exact_dot).collect();
-            self.each_bag(|f, inv, _, bag| out[f] = bag_sum(bag, &d) * inv);
+            self.each_bag(set, |f, inv, _, bag| out[f] = bag_sum(bag, &d) * inv);
             return Ok(out);
         };
         let d: Vec<f32> = row_dots(&self.rows, self.dim, &q16)
@@ -234,15 +268,15 @@ impl TokenBags {
             .zip(&self.scales)
             .map(|(&x, &s)| s * t * x as f32)
             .collect();
-        let mut err = vec![0.0f32; self.facts];
-        self.each_bag(|f, inv, l1, bag| {
+        let mut err = vec![0.0f32; n];
+        self.each_bag(set, |f, inv, l1, bag| {
             out[f] = bag_sum(bag, &d) * inv;
             err[f] = 0.5 * t * l1 + ROUNDING;
         });
         let (top_floor, min_ceil) = exact_band(&out, &err);
         // Exact token dots, made when a re-scored fact first needs them.
         let mut exact: Vec<f32> = vec![f32::NAN; self.ids.len()];
-        self.each_bag(|f, inv, _, bag| {
+        self.each_bag(set, |f, inv, _, bag| {
             let (c, e) = (out[f], err[f]);
             if c + e >= top_floor || c - e <= min_ceil || !c.is_finite() {
                 for &slot in bag {
@@ -266,7 +300,7 @@ impl TokenBags {
     ///
     /// # Errors
     /// [`Error::Config`] when `query` does not have this dimension.
-    pub fn best(&self, query: &[f32]) -> Result<Option<ScoredRow>> {
+    pub fn best(&self, set: BagSet, query: &[f32]) -> Result<Option<ScoredRow>> {
         if query.len() != self.dim {
             return Err(Error::Config(format!(
                 "entity search: a query of {} dimensions against names of {}",
@@ -274,7 +308,8 @@ impl TokenBags {
                 self.dim
             )));
         }
-        if self.facts == 0 {
+        let n = self.len(set);
+        if n == 0 {
             return Ok(None);
         }
         let exact_dot = |slot: u32| {
@@ -282,7 +317,7 @@ impl TokenBags {
             self.scales[i] * dot_i8_f32(&self.rows[i * self.dim..(i + 1) * self.dim], query)
         };
         // Upper and lower bounds of each text's cosine (equal when scored in f32 throughout).
-        let mut bounds = vec![(0.0f32, 0.0f32); self.facts];
+        let mut bounds = vec![(0.0f32, 0.0f32); n];
         let mut best_lower = f32::NEG_INFINITY;
         match scaled_query(query, self.dim) {
             Some((q16, t, _)) => {
@@ -291,14 +326,14 @@ impl TokenBags {
                     .zip(&self.scales)
                     .map(|(&x, &s)| s * t * x as f32)
                     .collect();
-                self.each_bag(|f, inv, l1, bag| {
+                self.each_bag(set, |f, inv, l1, bag| {
                     let (c, e) = (bag_sum(bag, &d) * inv, 0.5 * t * l1 + ROUNDING);
                     bounds[f] = (c - e, c + e);
                 });
             }
             None => {
                 let d: Vec<f32> = (0..self.ids.len() as u32).map(exact_dot).collect();
-                self.each_bag(|f, inv, _, bag| {
+                self.each_bag(set, |f, inv, _, bag| {
                     let c = bag_sum(bag, &d) * inv;
                     bounds[f] = (c, c);
                 });
@@ -326,12 +361,12 @@ impl TokenBags {
                 best = Some(ScoredRow { row: row as u32, score });
             }
         };
-        if let Some(g) = self.groups.first() {
-            for &f in &g.facts {
+        if let Some(g) = self.sets[set as usize].groups.first() {
+            for &f in &g.texts {
                 consider(f as usize, 0.0);
             }
         }
-        self.each_bag(|f, inv, _, bag| {
+        self.each_bag(set, |f, inv, _, bag| {
             let (lower, upper) = bounds[f];
             if !(upper >= best_lower) && lower.is_finite() && upper.is_finite() {
                 return;
@@ -349,10 +384,10 @@ impl TokenBags {
     /// Call `visit(text, 1/‖Σₜ rₜ‖, l1, slots)` for every text with at least one token, group
     /// by group (each group's bags of one length in one loop).
     #[inline]
-    fn each_bag(&self, mut visit: impl FnMut(usize, f32, f32, &[u32])) {
-        for (len, g) in self.groups.iter().enumerate().skip(1) {
+    fn each_bag(&self, set: BagSet, mut visit: impl FnMut(usize, f32, f32, &[u32])) {
+        for (len, g) in self.sets[set as usize].groups.iter().enumerate().skip(1) {
             for (((&f, &inv), &l1), bag) in
-                g.facts.iter().zip(&g.inv_norms).zip(&g.l1).zip(g.slots.chunks_exact(len))
+                g.texts.iter().zip(&g.inv_norms).zip(&g.l1).zip(g.slots.chunks_exact(len))
             {
                 visit(f as usize, inv, l1, bag);
             }
@@ -434,21 +469,47 @@ mod tests {
         let mut bags = TokenBags::with_dim(3);
         // "red cars" = red + car + ##s: sum (1, 0, 1.5), norm √3.25. "zebra" is unknown, so it
         // has no token and scores 0; "red red" sums (2, 0, 0).
-        bags.extend(&e, &["red cars", "blue car", "zebra", "red red"]).unwrap();
-        assert_eq!(bags.len(), 4);
+        bags.extend(BagSet::Facts, &e, &["red cars", "blue car", "zebra", "red red"]).unwrap();
+        assert_eq!(bags.len(BagSet::Facts), 4);
         assert_eq!(bags.distinct_tokens(), 4); // red, car, ##s, blue
-        assert_eq!(bags.token_count(), 3 + 2 + 0 + 2);
-        let c = bags.cosines(&[0.6, 0.8, 0.0]).unwrap();
+        assert_eq!(bags.token_count(BagSet::Facts), 3 + 2 + 0 + 2);
+        let c = bags.cosines(BagSet::Facts, &[0.6, 0.8, 0.0]).unwrap();
         let want = [0.6 / 3.25f32.sqrt(), 0.8 / 5f32.sqrt(), 0.0, 0.6];
         for (got, want) in c.iter().zip(want) {
             assert!((got - want).abs() < 1e-6, "{c:?}");
         }
-        let c = bags.cosines(&[0.0, 0.0, 1.0]).unwrap();
+        let c = bags.cosines(BagSet::Facts, &[0.0, 0.0, 1.0]).unwrap();
         let want = [1.5 / 3.25f32.sqrt(), 2.0 / 5f32.sqrt(), 0.0, 0.0];
         for (got, want) in c.iter().zip(want) {
             assert!((got - want).abs() < 1e-6, "{c:?}");
         }
-        assert!(matches!(bags.cosines(&[1.0, 0.0]), Err(Error::Config(_))));
+        assert!(matches!(bags.cosines(BagSet::Facts, &[1.0, 0.0]), Err(Error::Config(_))));
+    }
+
+    #[test]
+    fn two_sets_share_their_rows() {
+        let e = tiny();
+        let mut both = TokenBags::with_dim(3);
+        both.extend(BagSet::Entities, &e, &["red", "boat", "blue car"]).unwrap();
+        both.extend(BagSet::Facts, &e, &["red cars", "blue car"]).unwrap();
+        let mut facts = TokenBags::with_dim(3);
+        facts.extend(BagSet::Facts, &e, &["red cars", "blue car"]).unwrap();
+        // red, boat, blue, car, then ##s: one row each.
+        assert_eq!(both.distinct_tokens(), 5);
+        assert_eq!((both.len(BagSet::Entities), both.len(BagSet::Facts)), (3, 2));
+        assert_eq!((both.token_count(BagSet::Entities), both.token_count(BagSet::Facts)), (4, 5));
+        let q = [0.0, 0.6, 0.8];
+        assert_eq!(both.cosines(BagSet::Facts, &q).unwrap(), facts.cosines(BagSet::Facts, &q).unwrap());
+        // "boat" = (0, 0.5, 0.5) / ‖·‖: cosine 1.4/√2 = 0.98995 with q; "blue car" (0, 1, 2)/√5:
+        // 2.2/√5 = 0.98387; "red": 0.
+        let best = both.best(BagSet::Entities, &q).unwrap().unwrap();
+        assert_eq!(best.row, 1);
+        assert!((best.score - 1.4 / 2f32.sqrt()).abs() < 1e-6, "{best:?}");
+        assert_eq!(facts.best(BagSet::Entities, &q).unwrap(), None);
+        assert_eq!(
+            both.heap_bytes() > both.heap_bytes_of(BagSet::Facts) + both.heap_bytes_of(BagSet::Entities),
+            true
+        );
     }
 
     #[test]
@@ -466,11 +527,11 @@ mod tests {
             "Stephen R. Covey wrote The 7 Habits of Highly Effective People",
         ];
         let mut whole = TokenBags::with_dim(e.dim());
-        whole.extend(&e, &texts).unwrap();
+        whole.extend(BagSet::Facts, &e, &texts).unwrap();
         // Appending in two batches gives the same bags.
         let mut parts = TokenBags::with_dim(e.dim());
-        parts.extend(&e, &texts[..4]).unwrap();
-        parts.extend(&e, &texts[4..]).unwrap();
+        parts.extend(BagSet::Facts, &e, &texts[..4]).unwrap();
+        parts.extend(BagSet::Facts, &e, &texts[4..]).unwrap();
         assert_eq!(parts, whole);
         let vectors = e.embed_batch(&texts, &mut |_, _| {}).unwrap();
         let mut queries: Vec<Vec<f32>> = ["Who directed Plan 9?", "German city of birth", "habits"]
@@ -481,7 +542,7 @@ mod tests {
         queries.push((0..e.dim()).map(|i| ((i * 37 % 101) as f32 - 50.0) / 40.0).collect());
         queries.push(vec![0.0; e.dim()]);
         for q in &queries {
-            let got = whole.cosines(q).unwrap();
+            let got = whole.cosines(BagSet::Facts, q).unwrap();
             assert_eq!(got.len(), texts.len());
             for (i, v) in vectors.chunks_exact(e.dim()).enumerate() {
                 let want = dot(v, q);
@@ -491,9 +552,9 @@ mod tests {
         }
         // Texts with nothing to embed score exactly 0.
         let q = &queries[0];
-        let got = whole.cosines(q).unwrap();
+        let got = whole.cosines(BagSet::Facts, q).unwrap();
         assert_eq!((got[3], got[4]), (0.0, 0.0));
-        assert!(TokenBags::with_dim(e.dim()).cosines(q).unwrap().is_empty());
+        assert!(TokenBags::with_dim(e.dim()).cosines(BagSet::Facts, q).unwrap().is_empty());
     }
 }
 
@@ -525,11 +586,11 @@ mod scan_tests {
             .collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let mut bags = TokenBags::with_dim(e.dim());
-        bags.extend(&e, &refs).unwrap();
+        bags.extend(BagSet::Facts, &e, &refs).unwrap();
         let vectors = e.embed_batch(&refs, &mut |_, _| {}).unwrap();
         for query in ["film directed by a singer", "capital on a river", "1987 novel"] {
             let q = e.embed(query).unwrap();
-            let got = bags.cosines(&q).unwrap();
+            let got = bags.cosines(BagSet::Facts, &q).unwrap();
             let want: Vec<f32> = vectors.chunks_exact(e.dim()).map(|v| dot(v, &q)).collect();
             let mut order: Vec<usize> = (0..want.len()).collect();
             order.sort_by(|&a, &b| want[b].total_cmp(&want[a]));
@@ -577,13 +638,13 @@ mod scan_tests {
         }
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let mut bags = TokenBags::with_dim(e.dim());
-        bags.extend(&e, &refs).unwrap();
+        bags.extend(BagSet::Facts, &e, &refs).unwrap();
         let m = crate::embed::VectorMatrix::from_rows(e.dim(), e.embed_batch(&refs, &mut |_, _| {}).unwrap())
             .unwrap();
         for mention in ["Steven Covey", "Orlam", "Mall Cop", "Koln", "Edward Wood", "zzzz"] {
             let q = e.embed(mention).unwrap();
             let want = m.top_k(&q, 1).unwrap()[0];
-            let got = bags.best(&q).unwrap().unwrap();
+            let got = bags.best(BagSet::Facts, &q).unwrap().unwrap();
             assert!((got.score - want.score).abs() <= 1e-6, "{mention}: {got:?} against {want:?}");
             // The same text, unless another is within rounding of it.
             let other = m.row(got.row as usize).map(|v| dot(v, &q)).unwrap();
@@ -594,13 +655,13 @@ mod scan_tests {
         }
         // A zero query: every text scores 0, the first wins.
         let zero = vec![0.0; e.dim()];
-        assert_eq!(bags.best(&zero).unwrap(), Some(ScoredRow { row: 0, score: 0.0 }));
+        assert_eq!(bags.best(BagSet::Facts, &zero).unwrap(), Some(ScoredRow { row: 0, score: 0.0 }));
         // Only texts without a known token: they score 0; none at all: None.
         let mut empty = TokenBags::with_dim(e.dim());
-        assert_eq!(empty.best(&zero).unwrap(), None);
-        empty.extend(&e, &["", "  "]).unwrap();
+        assert_eq!(empty.best(BagSet::Facts, &zero).unwrap(), None);
+        empty.extend(BagSet::Facts, &e, &["", "  "]).unwrap();
         let q = e.embed("Covey").unwrap();
-        assert_eq!(empty.best(&q).unwrap(), Some(ScoredRow { row: 0, score: 0.0 }));
-        assert!(matches!(bags.best(&[1.0]), Err(Error::Config(_))));
+        assert_eq!(empty.best(BagSet::Facts, &q).unwrap(), Some(ScoredRow { row: 0, score: 0.0 }));
+        assert!(matches!(bags.best(BagSet::Facts, &[1.0]), Err(Error::Config(_))));
     }
 }

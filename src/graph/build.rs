@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::knn::{self, SynonymStats};
-use super::{csr, Fact, TokenBags, Graph, GraphConfig, NodeKind, QuantizedRows, Store, Triple};
+use super::{csr, BagSet, Fact, TokenBags, Graph, GraphConfig, NodeKind, QuantizedRows, Store, Triple};
 use crate::corpus::Passage;
 use crate::embed::{Embedder, VectorMatrix};
 use crate::error::{Error, Result};
@@ -284,18 +284,15 @@ impl GraphBuilder {
             Some(e) if !keep_f32 && s.fact_vectors.is_empty() => Some(e),
             _ => None,
         };
-        if bags.is_none() && !s.fact_bags.is_empty() {
+        if bags.is_none() && s.bags.len(BagSet::Facts) > 0 {
             return Err(Error::Config(
                 "the graph holds its facts as the static embedder's tokens: extend it with the static embedder it was built with"
                     .into(),
             ));
         }
         if bags.is_some() {
-            if s.fact_bags.dim() == 0 && s.fact_bags.is_empty() {
-                s.fact_bags = TokenBags::with_dim(dim);
-            }
-            if s.entity_bags.dim() == 0 && s.entity_bags.is_empty() {
-                s.entity_bags = TokenBags::with_dim(dim);
+            if s.bags.dim() == 0 && s.bags.is_empty() {
+                s.bags = TokenBags::with_dim(dim);
             }
         } else if s.fact_vectors.dim() == 0 && s.fact_vectors.is_empty() {
             s.fact_vectors = QuantizedRows::with_dim(dim);
@@ -331,7 +328,7 @@ impl GraphBuilder {
                 let end = want.min(have + EMBED_CHUNK);
                 if let (false, Some(e)) = (entities, bags) {
                     let texts: Vec<&str> = s.facts[have..end].iter().map(|f| f.text.as_str()).collect();
-                    s.fact_bags.extend(e, &texts)?;
+                    s.bags.extend(BagSet::Facts, e, &texts)?;
                     done += texts.len();
                     progress(done, total);
                     continue;
@@ -358,8 +355,8 @@ impl GraphBuilder {
                     // The names as bags too, for anchoring, while both stay aligned (a graph
                     // whose names were embedded without bags keeps the `i8` copy).
                     if let Some(e) = bags {
-                        if s.entity_bags.len() == have {
-                            s.entity_bags.extend(e, &texts)?;
+                        if s.bags.len(BagSet::Entities) == have {
+                            s.bags.extend(BagSet::Entities, e, &texts)?;
                         }
                     }
                 } else {
@@ -374,8 +371,7 @@ impl GraphBuilder {
             }
         }
         if bags.is_some() {
-            s.fact_bags.shrink_to_fit();
-            s.entity_bags.shrink_to_fit();
+            s.bags.shrink_to_fit();
         }
         Ok(())
     }

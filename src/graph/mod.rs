@@ -78,7 +78,7 @@ use crate::error::{Error, Result};
 pub use crate::extract::Triple;
 
 pub use crate::text::normalize::{alnum_count, collapse_whitespace, normalize_entity, normalize_relation};
-pub use bags::TokenBags;
+pub use bags::{BagSet, TokenBags};
 pub use build::{build_graph, AddSummary, BuildStep, GraphBuilder};
 pub use knn::{
     lsh_hamming_limit, SynonymSearch, SynonymStats, LSH_BITS, LSH_MIN_DIM, LSH_MIN_THRESHOLD, LSH_TABLES,
@@ -334,14 +334,12 @@ struct Store {
     fact_vectors: QuantizedRows,
     /// The same rows in `f32`, kept only with [`GraphConfig::fact_vectors_f32`] (else empty).
     fact_vectors_f32: VectorMatrix,
-    /// Embedded facts (a prefix of the fact ids) as bags of the static embedder's rows, in
-    /// place of [`Store::fact_vectors`] when the graph's embedder is the static one (and
-    /// `fact_vectors_f32` is off): one of the two is empty.
-    fact_bags: TokenBags,
-    /// Embedded entity names (a prefix of the entity ordinals) as bags of the static
-    /// embedder's rows, beside [`Store::entity_vectors`] (which the synonym kNN reads) when
-    /// the facts are bags: [`Graph::nearest_entity`] reads these instead of an `i8` copy.
-    entity_bags: TokenBags,
+    /// When the graph's embedder is the static one (and `fact_vectors_f32` is off): the
+    /// embedded facts (a prefix of the fact ids) as bags of its table rows, in place of
+    /// [`Store::fact_vectors`] (one of the two is empty), and the embedded entity names (a
+    /// prefix of the entity ordinals) beside [`Store::entity_vectors`] (which the synonym kNN
+    /// reads), which [`Graph::nearest_entity`] reads instead of an `i8` copy.
+    bags: TokenBags,
     /// Entity ordinal → its top-k synonym candidates (entity ordinal, cosine), best first
     /// (cosine descending, ordinal ascending), all ≥ the threshold.
     neighbours: Vec<Vec<(u32, f32)>>,
@@ -519,11 +517,13 @@ impl Graph {
         &self.store.fact_vectors
     }
 
-    /// The facts as bags of the static embedder's table rows ([`TokenBags`]), which the graph
-    /// keeps instead of [`Graph::fact_vectors`] when it was embedded with the static embedder
-    /// (and [`GraphConfig::fact_vectors_f32`] is off); empty otherwise.
-    pub fn fact_bags(&self) -> &TokenBags {
-        &self.store.fact_bags
+    /// The facts ([`BagSet::Facts`]) and entity names ([`BagSet::Entities`]) as bags of the
+    /// static embedder's table rows ([`TokenBags`]), which the graph keeps instead of
+    /// [`Graph::fact_vectors`] and of an `i8` copy of the entity vectors when it was embedded
+    /// with the static embedder (and [`GraphConfig::fact_vectors_f32`] is off); empty
+    /// otherwise.
+    pub fn token_bags(&self) -> &TokenBags {
+        &self.store.bags
     }
 
     /// Dimension of the fact vectors, however they are held (0 before they are made).
@@ -544,9 +544,9 @@ impl Graph {
     /// # Errors
     /// [`Error::Config`] when `query` does not have the fact vectors' dimension.
     pub fn fact_cosines(&self, query: &[f32]) -> Result<Vec<f32>> {
-        let bags = &self.store.fact_bags;
-        if !bags.is_empty() {
-            return bags.cosines(query);
+        let bags = &self.store.bags;
+        if bags.len(BagSet::Facts) > 0 {
+            return bags.cosines(BagSet::Facts, query);
         }
         let m = &self.store.fact_vectors;
         if m.is_empty() {
@@ -601,7 +601,7 @@ impl Graph {
                     m.dim()
                 )));
             }
-            return self.store.entity_bags.best(query);
+            return self.store.bags.best(BagSet::Entities, query);
         }
         self.entity_quant.get_or_init(|| QuantizedRows::new(m)).best(m, query)
     }
@@ -609,7 +609,7 @@ impl Graph {
     /// True when every entity vector has its bag of the static embedder's rows.
     fn entity_bags_usable(&self) -> bool {
         let s = &self.store;
-        !s.entity_bags.is_empty() && s.entity_bags.len() == s.entity_vectors.len()
+        s.bags.len(BagSet::Entities) > 0 && s.bags.len(BagSet::Entities) == s.entity_vectors.len()
     }
 
     /// Heap bytes held by each of the graph's structures, estimated from capacities (hash
@@ -663,8 +663,12 @@ impl Graph {
             ("entity vectors i8", quant(self.entity_quant.get())),
             ("fact vectors f32", vectors(&s.fact_vectors_f32)),
             ("fact vectors i8", s.fact_vectors.heap_bytes()),
-            ("fact token bags", s.fact_bags.heap_bytes()),
-            ("entity token bags", s.entity_bags.heap_bytes()),
+            (
+                "token rows of facts and names",
+                s.bags.heap_bytes() - s.bags.heap_bytes_of(BagSet::Facts) - s.bags.heap_bytes_of(BagSet::Entities),
+            ),
+            ("fact token bags", s.bags.heap_bytes_of(BagSet::Facts)),
+            ("entity token bags", s.bags.heap_bytes_of(BagSet::Entities)),
             (
                 "synonym lists",
                 s.neighbours.len() * std::mem::size_of::<Vec<(u32, f32)>>()
@@ -705,12 +709,12 @@ impl Graph {
 impl Store {
     /// Facts that have a vector (in either form: [`Store::fact_vectors`] or [`Store::fact_bags`]).
     fn embedded_facts(&self) -> usize {
-        self.fact_vectors.len() + self.fact_bags.len()
+        self.fact_vectors.len() + self.bags.len(BagSet::Facts)
     }
 
     /// Dimension of the fact vectors in whichever form holds them (0 before any).
     fn fact_dim(&self) -> usize {
-        if self.fact_bags.is_empty() { self.fact_vectors.dim() } else { self.fact_bags.dim() }
+        if self.bags.len(BagSet::Facts) == 0 { self.fact_vectors.dim() } else { self.bags.dim() }
     }
 
     fn node(&self, id: u32) -> Option<NodeRef<'_>> {

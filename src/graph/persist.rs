@@ -733,8 +733,7 @@ impl Graph {
                 "vectors",
                 a.entity_vectors == b.entity_vectors
                     && a.fact_vectors == b.fact_vectors
-                    && a.fact_bags == b.fact_bags
-                    && a.entity_bags == b.entity_bags
+                    && a.bags == b.bags
                     && a.fact_vectors_f32 == b.fact_vectors_f32,
             ),
             ("neighbours", bits(&a.neighbours) == bits(&b.neighbours) && a.linked == b.linked),
@@ -873,9 +872,13 @@ mod tests {
         s.facts[5].text = "Surface Form relation Other Form".into();
         // Its tokens are those of its text, as the builder would have taken them.
         assert!(s.fact_vectors.is_empty(), "the static embedder's graph keeps its facts as token bags");
+        // The builder bags the names first, then the facts (one chunk each here).
+        use crate::graph::BagSet;
+        let names: Vec<&str> = s.entity_names.iter().map(String::as_str).collect();
         let texts: Vec<&str> = s.facts.iter().map(|f| f.text.as_str()).collect();
-        s.fact_bags = crate::graph::TokenBags::with_dim(e.table().dims());
-        s.fact_bags.extend(&e, &texts).unwrap();
+        s.bags = crate::graph::TokenBags::with_dim(e.table().dims());
+        s.bags.extend(BagSet::Entities, &e, &names).unwrap();
+        s.bags.extend(BagSet::Facts, &e, &texts).unwrap();
         let csr = super::super::csr::build(&s).unwrap();
         let odd = Graph { store: s, csr, entity_quant: Default::default() };
         let (loaded, _) = round_trip(&odd, &passages, &e);

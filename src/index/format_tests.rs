@@ -47,7 +47,7 @@ fn round_trip_ranks_identically_for_every_method() {
     assert_eq!(loaded.graph().unwrap().csr().arrays(), index.graph().unwrap().csr().arrays());
     assert_eq!(loaded.graph().unwrap().entity_vectors(), index.graph().unwrap().entity_vectors());
     assert_eq!(loaded.graph().unwrap().fact_vectors(), index.graph().unwrap().fact_vectors());
-    assert_eq!(loaded.graph().unwrap().fact_bags(), index.graph().unwrap().fact_bags());
+    assert_eq!(loaded.graph().unwrap().token_bags(), index.graph().unwrap().token_bags());
     assert_eq!(loaded.knowledge_graph().unwrap().hubs(), index.knowledge_graph().unwrap().hubs());
     // Every table of the graph, derived ones included, as built.
     loaded.graph().unwrap().same_tables(index.graph().unwrap()).unwrap();

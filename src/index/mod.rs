@@ -797,7 +797,7 @@ impl Index {
                     g.graph.counts().arcs * 9
                         + v(g.graph.entity_vectors())
                         + g.graph.fact_vectors().heap_bytes()
-                        + g.graph.fact_bags().heap_bytes()
+                        + g.graph.token_bags().heap_bytes()
                 }),
         }
     }
