@@ -327,33 +327,41 @@ impl Embedder for StaticEmbedder {
     }
 }
 
+/// A three-dimensional embedder over a nine-token vocabulary whose rows `i8` holds exactly, for
+/// tests worked by hand: red = (1, 0, 0), blue = (0, 1, 0), car = (0, 0, 2), ##s = (0, 0, −0.5),
+/// boat = (0, 0.5, 0.5); [UNK]'s row (9, 9, 9) must never be summed.
+#[cfg(test)]
+pub(crate) fn tiny_for_tests() -> StaticEmbedder {
+    let rows: Vec<f32> = [
+        [0.0, 0.0, 0.0],  // [PAD]
+        [9.0, 9.0, 9.0],  // [UNK]: never used
+        [0.0, 0.0, 0.0],  // [CLS]
+        [0.0, 0.0, 0.0],  // [SEP]
+        [1.0, 0.0, 0.0],  // red
+        [0.0, 1.0, 0.0],  // blue
+        [0.0, 0.0, 2.0],  // car
+        [0.0, 0.0, -0.5], // ##s
+        [0.0, 0.5, 0.5],  // boat
+    ]
+    .iter()
+    .flatten()
+    .copied()
+    .collect();
+    let wp = WordPiece::from_vocab(TINY_VOCAB).unwrap();
+    let table = StaticTable::quantize(&rows, 3, wp.vocab_hash()).unwrap();
+    StaticEmbedder::new(wp, table).unwrap()
+}
+
+/// The vocabulary of [`tiny_for_tests`].
+#[cfg(test)]
+pub(crate) const TINY_VOCAB: &str = "[PAD]\n[UNK]\n[CLS]\n[SEP]\nred\nblue\ncar\n##s\nboat\n";
+
 #[cfg(test)]
 mod tests {
     use super::super::{dot, is_zero, VectorMatrix};
     use super::*;
 
-    const VOCAB: &str = "[PAD]\n[UNK]\n[CLS]\n[SEP]\nred\nblue\ncar\n##s\nboat\n";
-
-    fn tiny() -> StaticEmbedder {
-        let rows: Vec<f32> = [
-            [0.0, 0.0, 0.0],  // [PAD]
-            [9.0, 9.0, 9.0],  // [UNK]: never used
-            [0.0, 0.0, 0.0],  // [CLS]
-            [0.0, 0.0, 0.0],  // [SEP]
-            [1.0, 0.0, 0.0],  // red
-            [0.0, 1.0, 0.0],  // blue
-            [0.0, 0.0, 2.0],  // car
-            [0.0, 0.0, -0.5], // ##s
-            [0.0, 0.5, 0.5],  // boat
-        ]
-        .iter()
-        .flatten()
-        .copied()
-        .collect();
-        let wp = WordPiece::from_vocab(VOCAB).unwrap();
-        let table = StaticTable::quantize(&rows, 3, wp.vocab_hash()).unwrap();
-        StaticEmbedder::new(wp, table).unwrap()
-    }
+    use super::{tiny_for_tests as tiny, TINY_VOCAB as VOCAB};
 
     #[test]
     fn mean_of_rows_normalised_and_unknown_skipped() {

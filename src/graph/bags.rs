@@ -9,8 +9,9 @@
 //! *distinct token* of the facts, then a sum over each fact's tokens. The graph of
 //! 2wiki-corpus-6k has 47,602 facts of 8.7 tokens on average but only 16,657 distinct tokens,
 //! so a query reads 16,657 rows (4.3 MB of `i8`) and 1.65 MB of token slots instead of 47,602
-//! fact vectors (12.2 MB of `i8`); the graph holds 6.6 MB for its facts' vectors instead of
-//! 12.6 MB. The vectors are not quantised: the token dot products come from an integer scan
+//! fact vectors (12.2 MB of `i8`). With the entity names below, the graph holds 7.9 MB for
+//! its facts' and names' vectors (token rows 4.6, fact bags 2.2, name bags 1.1) instead of
+//! 23.5 MB (`i8` fact rows 12.6, `i8` entity copy 10.9). The vectors are not quantised: the token dot products come from an integer scan
 //! with the query as `i16` (error about 10⁻⁵ per cosine), and the texts that decide a result
 //! (the best [`super::EXACT_TOP`] facts and the minimum; the candidates for the best entity)
 //! are scored again in `f32`, so those equal the dot product of `q` with the embedder's vector
@@ -26,7 +27,7 @@
 //! table row (`i8`), scale and L1 norm, copied from the table once, so the graph scores texts
 //! without the embedder.
 
-use super::quant::{exact_band, row_dots, scaled_query, ROUNDING};
+use super::quant::{dot_i8_f32, exact_band, row_dots, scaled_query, ROUNDING};
 use crate::embed::{dot, ScoredRow, StaticEmbedder};
 use crate::error::{Error, Result};
 
@@ -63,15 +64,10 @@ pub enum BagSet {
     Entities = 1,
 }
 
-/// One set's bags.
+/// One set's bags: `groups[l]` holds the texts of `l` tokens.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Bags {
-    /// `groups[l]`: the texts of `l` tokens.
     groups: Vec<BagGroup>,
-    /// Number of texts.
-    texts: usize,
-    /// Token occurrences over all texts.
-    tokens: usize,
 }
 
 /// The texts of one set whose bags have one length `l`, in order.
@@ -101,12 +97,12 @@ impl TokenBags {
 
     /// Number of texts of `set`.
     pub fn len(&self, set: BagSet) -> usize {
-        self.sets[set as usize].texts
+        self.sets[set as usize].groups.iter().map(|g| g.inv_norms.len()).sum()
     }
 
     /// True without texts in either set.
     pub fn is_empty(&self) -> bool {
-        self.sets.iter().all(|b| b.texts == 0)
+        self.len(BagSet::Facts) == 0 && self.len(BagSet::Entities) == 0
     }
 
     /// Number of distinct tokens (rows copied from the table).
@@ -116,7 +112,7 @@ impl TokenBags {
 
     /// Token occurrences over all texts of `set`.
     pub fn token_count(&self, set: BagSet) -> usize {
-        self.sets[set as usize].tokens
+        self.sets[set as usize].groups.iter().map(|g| g.slots.len()).sum()
     }
 
     /// Heap bytes held: the rows, 16 bytes per distinct token, 4 per table row (the slot
@@ -157,14 +153,23 @@ impl TokenBags {
     }
 
     /// Append `texts` to `set` (its next indices, in order), tokenised with `embedder`, whose
-    /// rows they copy. O(total tokens + new distinct tokens × dim). On an error the texts
-    /// before the failing one are kept and the failing one is not added.
+    /// rows they copy. O(total tokens + new distinct tokens × dim). With `vectors`, each text's
+    /// vector is appended to it too: the normalised sum of its rows, made with the embedder's
+    /// own additions in its order, so the bits of [`crate::embed::Embedder::embed_batch`]'s
+    /// (the graph's entity vectors come from here without tokenising the names twice). On an
+    /// error the texts before the failing one are kept and the failing one is not added.
     ///
     /// # Errors
     /// [`Error::Config`] when `embedder`'s dimension is not this one's; [`Error::Model`] when a
     /// token has no row (a tokenizer the table was not made for) or the set's indices pass
     /// `u32::MAX`.
-    pub fn extend(&mut self, set: BagSet, embedder: &StaticEmbedder, texts: &[&str]) -> Result<()> {
+    pub fn extend(
+        &mut self,
+        set: BagSet,
+        embedder: &StaticEmbedder,
+        texts: &[&str],
+        mut vectors: Option<&mut Vec<f32>>,
+    ) -> Result<()> {
         let dim = embedder.table().dims();
         if dim != self.dim {
             return Err(Error::Config(format!(
@@ -180,9 +185,9 @@ impl TokenBags {
         let mut cache = crate::embed::wordpiece::WordCache::new();
         let mut sum = vec![0.0f32; dim];
         let bad = |message: String| Error::Model { what: "static embedder".into(), message };
+        let mut next = self.len(set);
         for text in texts {
-            let index = u32::try_from(self.sets[set as usize].texts)
-                .map_err(|_| bad("more than 2³² texts".into()))?;
+            let index = u32::try_from(next).map_err(|_| bad("more than 2³² texts".into()))?;
             embedder.row_ids_into(text, &mut scratch, Some(&mut cache), &mut ids);
             sum.iter_mut().for_each(|x| *x = 0.0);
             let mut l1 = 0.0f32;
@@ -209,31 +214,34 @@ impl TokenBags {
                 l1 += self.l1[slot as usize];
                 slots.push(slot);
             }
+            // As `l2_normalize`: the same norm and inverse.
             let norm = dot(&sum, &sum).sqrt();
             let inv = if norm > 0.0 && norm.is_finite() { 1.0 / norm } else { 0.0 };
-            let bags = &mut self.sets[set as usize];
-            if bags.groups.len() <= ids.len() {
-                bags.groups.resize_with(ids.len() + 1, BagGroup::default);
+            if let Some(out) = vectors.as_deref_mut() {
+                out.extend(sum.iter().map(|&x| x * inv));
             }
-            let group = &mut bags.groups[ids.len()];
+            let groups = &mut self.sets[set as usize].groups;
+            if groups.len() <= ids.len() {
+                groups.resize_with(ids.len() + 1, BagGroup::default);
+            }
+            let group = &mut groups[ids.len()];
             group.slots.extend_from_slice(&slots);
             group.texts.push(index);
             group.inv_norms.push(inv);
             group.l1.push(l1 * inv);
-            bags.texts += 1;
-            bags.tokens += ids.len();
+            next += 1;
         }
         Ok(())
     }
 
-    /// Cosine of `query` with every fact, `[facts]` in fact id order, as the dot product of
-    /// `query` with the fact's normalised sum of rows `(Σₜ sₜ·(r̂ₜ·q)) / ‖Σₜ rₜ‖` (module docs).
-    /// A fact with no known token scores 0. O(distinct tokens × dim + token occurrences).
+    /// Cosine of `query` with every text of `set`, in order, as the dot product of `query` with
+    /// the text's normalised sum of rows `(Σₜ sₜ·(r̂ₜ·q)) / ‖Σₜ rₜ‖` (module docs). A text with
+    /// no known token scores 0. O(distinct tokens × dim + token occurrences).
     ///
     /// Each distinct token's dot product comes from an integer scan (the query as `i16` with
     /// scale `t`, as [`super::QuantizedRows`] does it: SSE2/AVX2 natively, simd128 in wasm), so
-    /// a fact's cosine is first known within `(t/2)·Σₜ sₜ‖r̂ₜ‖₁ / ‖Σₜ rₜ‖` (+ a rounding
-    /// margin; about 10⁻⁵ for the bundled embedder). Every fact that could be among the best
+    /// a text's cosine is first known within `(t/2)·Σₜ sₜ‖r̂ₜ‖₁ / ‖Σₜ rₜ‖` (+ a rounding
+    /// margin; about 10⁻⁵ for the bundled embedder). Every text that could be among the best
     /// [`super::EXACT_TOP`] or the minimum is then scored again with `f32` dot products of its
     /// tokens' rows, so the seed facts, their cosines and both ends of the min–max
     /// normalisation are the `f32` ones, the same bits in wasm and natively. A zero or
@@ -242,111 +250,39 @@ impl TokenBags {
     /// # Errors
     /// [`Error::Config`] when `query` does not have this dimension.
     pub fn cosines(&self, set: BagSet, query: &[f32]) -> Result<Vec<f32>> {
-        if query.len() != self.dim {
-            return Err(Error::Config(format!(
-                "query vector has {} dimensions, the fact vectors {}",
-                query.len(),
-                self.dim
-            )));
-        }
         let n = self.len(set);
-        let mut out = vec![0.0f32; n];
-        if self.dim == 0 {
-            return Ok(out);
-        }
-        let exact_dot = |slot: u32| {
-            let i = slot as usize;
-            self.scales[i] * dot_i8_f32(&self.rows[i * self.dim..(i + 1) * self.dim], query)
-        };
-        let Some((q16, t, _)) = scaled_query(query, self.dim) else {
-            let d: Vec<f32> = (0..self.ids.len() as u32).map(exact_dot).collect();
-            self.each_bag(set, |f, inv, _, bag| out[f] = bag_sum(bag, &d) * inv);
-            return Ok(out);
-        };
-        let d: Vec<f32> = row_dots(&self.rows, self.dim, &q16)
-            .iter()
-            .zip(&self.scales)
-            .map(|(&x, &s)| s * t * x as f32)
-            .collect();
-        let mut err = vec![0.0f32; n];
-        self.each_bag(set, |f, inv, l1, bag| {
-            out[f] = bag_sum(bag, &d) * inv;
-            err[f] = 0.5 * t * l1 + ROUNDING;
-        });
+        let (mut out, mut err) = (vec![0.0f32; n], vec![0.0f32; n]);
+        self.scan(set, query, |f, c, e| (out[f], err[f]) = (c, e))?;
         let (top_floor, min_ceil) = exact_band(&out, &err);
-        // Exact token dots, made when a re-scored fact first needs them.
-        let mut exact: Vec<f32> = vec![f32::NAN; self.ids.len()];
+        let mut exact = vec![f32::NAN; self.ids.len()];
         self.each_bag(set, |f, inv, _, bag| {
             let (c, e) = (out[f], err[f]);
-            if c + e >= top_floor || c - e <= min_ceil || !c.is_finite() {
-                for &slot in bag {
-                    if exact[slot as usize].is_nan() {
-                        exact[slot as usize] = exact_dot(slot);
-                    }
-                }
-                out[f] = bag_sum(bag, &exact) * inv;
+            if e > 0.0 && (c + e >= top_floor || c - e <= min_ceil || !c.is_finite()) {
+                out[f] = self.exact_bag(bag, inv, query, &mut exact);
             }
         });
         Ok(out)
     }
 
-    /// The text whose vector is most similar to `query` and its cosine, as
+    /// The text of `set` whose vector is most similar to `query` and its cosine, as
     /// [`crate::embed::VectorMatrix::top_k`]`(query, 1)` gives it over the embedder's vectors
     /// of the texts (ties to the lower text, a NaN score below every number, a text with no
-    /// known token scoring 0), the cosine in `f32` up to the order of additions: the integer
-    /// scan of [`TokenBags::cosines`] bounds every text's cosine, and only the texts whose upper
-    /// bound reaches the best lower bound are scored again in `f32` (the best is always among
-    /// them). `None` without texts.
+    /// known token scoring 0), the cosine in `f32` up to the order of additions: the scan of
+    /// [`TokenBags::cosines`] bounds every text's cosine, and only the texts whose upper bound
+    /// reaches the best lower bound are scored again in `f32` (the best is always among them).
+    /// `None` without texts.
     ///
     /// # Errors
     /// [`Error::Config`] when `query` does not have this dimension.
     pub fn best(&self, set: BagSet, query: &[f32]) -> Result<Option<ScoredRow>> {
-        if query.len() != self.dim {
-            return Err(Error::Config(format!(
-                "entity search: a query of {} dimensions against names of {}",
-                query.len(),
-                self.dim
-            )));
-        }
         let n = self.len(set);
-        if n == 0 {
-            return Ok(None);
-        }
-        let exact_dot = |slot: u32| {
-            let i = slot as usize;
-            self.scales[i] * dot_i8_f32(&self.rows[i * self.dim..(i + 1) * self.dim], query)
-        };
-        // Upper and lower bounds of each text's cosine (equal when scored in f32 throughout).
+        // Lower and upper bounds of each text's cosine (equal when scored in f32 throughout).
         let mut bounds = vec![(0.0f32, 0.0f32); n];
-        let mut best_lower = f32::NEG_INFINITY;
-        match scaled_query(query, self.dim) {
-            Some((q16, t, _)) => {
-                let d: Vec<f32> = row_dots(&self.rows, self.dim, &q16)
-                    .iter()
-                    .zip(&self.scales)
-                    .map(|(&x, &s)| s * t * x as f32)
-                    .collect();
-                self.each_bag(set, |f, inv, l1, bag| {
-                    let (c, e) = (bag_sum(bag, &d) * inv, 0.5 * t * l1 + ROUNDING);
-                    bounds[f] = (c - e, c + e);
-                });
-            }
-            None => {
-                let d: Vec<f32> = (0..self.ids.len() as u32).map(exact_dot).collect();
-                self.each_bag(set, |f, inv, _, bag| {
-                    let c = bag_sum(bag, &d) * inv;
-                    bounds[f] = (c, c);
-                });
-            }
-        }
-        for &(lower, _) in &bounds {
-            if lower > best_lower {
-                best_lower = lower;
-            }
-        }
-        let mut exact: Vec<f32> = vec![f32::NAN; self.ids.len()];
+        self.scan(set, query, |f, c, e| bounds[f] = (c - e, c + e))?;
+        let best_lower =
+            bounds.iter().fold(f32::NEG_INFINITY, |m, &(lower, _)| if lower > m { lower } else { m });
+        let mut exact = vec![f32::NAN; self.ids.len()];
         let mut best: Option<ScoredRow> = None;
-        // Texts without a known token score 0 (the zero vector).
         let mut consider = |row: usize, mut score: f32| {
             if score.is_nan() {
                 score = f32::NEG_INFINITY;
@@ -361,6 +297,7 @@ impl TokenBags {
                 best = Some(ScoredRow { row: row as u32, score });
             }
         };
+        // Texts without a known token score 0 (the zero vector).
         if let Some(g) = self.sets[set as usize].groups.first() {
             for &f in &g.texts {
                 consider(f as usize, 0.0);
@@ -371,14 +308,62 @@ impl TokenBags {
             if !(upper >= best_lower) && lower.is_finite() && upper.is_finite() {
                 return;
             }
-            for &slot in bag {
-                if exact[slot as usize].is_nan() {
-                    exact[slot as usize] = exact_dot(slot);
-                }
-            }
-            consider(f, bag_sum(bag, &exact) * inv);
+            consider(f, self.exact_bag(bag, inv, query, &mut exact));
         });
         Ok(best)
+    }
+
+    /// Every text of `set` with at least one token from the token scan: `visit(text, cosine,
+    /// error bound)`, the bound 0 when the query (zero or not finite) is scored in `f32`
+    /// throughout.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when `query` does not have this dimension.
+    fn scan(&self, set: BagSet, query: &[f32], mut visit: impl FnMut(usize, f32, f32)) -> Result<()> {
+        if query.len() != self.dim {
+            return Err(Error::Config(format!(
+                "a query vector of {} dimensions against the graph's vectors of {}",
+                query.len(),
+                self.dim
+            )));
+        }
+        if self.dim == 0 {
+            return Ok(());
+        }
+        match scaled_query(query, self.dim) {
+            Some((q16, t, _)) => {
+                let d: Vec<f32> = row_dots(&self.rows, self.dim, &q16)
+                    .iter()
+                    .zip(&self.scales)
+                    .map(|(&x, &s)| s * t * x as f32)
+                    .collect();
+                self.each_bag(set, |f, inv, l1, bag| {
+                    visit(f, bag_sum(bag, &d) * inv, 0.5 * t * l1 + ROUNDING)
+                });
+            }
+            None => {
+                let d: Vec<f32> = (0..self.ids.len()).map(|slot| self.exact_dot(slot, query)).collect();
+                self.each_bag(set, |f, inv, _, bag| visit(f, bag_sum(bag, &d) * inv, 0.0));
+            }
+        }
+        Ok(())
+    }
+
+    /// `sₜ · (r̂ₜ · q)` in `f32` for the token in `slot`.
+    fn exact_dot(&self, slot: usize, query: &[f32]) -> f32 {
+        self.scales[slot] * dot_i8_f32(&self.rows[slot * self.dim..(slot + 1) * self.dim], query)
+    }
+
+    /// A bag's cosine from `f32` token dot products, each made the first time a bag needs it
+    /// (`cache`: one entry per slot, NaN until made).
+    fn exact_bag(&self, bag: &[u32], inv: f32, query: &[f32], cache: &mut [f32]) -> f32 {
+        for &slot in bag {
+            let slot = slot as usize;
+            if cache[slot].is_nan() {
+                cache[slot] = self.exact_dot(slot, query);
+            }
+        }
+        bag_sum(bag, cache) * inv
     }
 
     /// Call `visit(text, 1/‖Σₜ rₜ‖, l1, slots)` for every text with at least one token, group
@@ -411,57 +396,12 @@ fn bag_sum(bag: &[u32], d: &[f32]) -> f32 {
     even + odd
 }
 
-/// `Σ xᵢqᵢ` of an `i8` row and an `f32` query in `f32`, eight independent sums (so the compiler
-/// vectorises it) added pairwise at the end.
-#[inline]
-fn dot_i8_f32(x: &[i8], q: &[f32]) -> f32 {
-    let n = x.len().min(q.len());
-    let (x, q) = (&x[..n], &q[..n]);
-    let mut acc = [0.0f32; 8];
-    let mut xc = x.chunks_exact(8);
-    let mut qc = q.chunks_exact(8);
-    for (a, b) in (&mut xc).zip(&mut qc) {
-        for l in 0..8 {
-            acc[l] += f32::from(a[l]) * b[l];
-        }
-    }
-    let mut tail = 0.0f32;
-    for (&a, &b) in xc.remainder().iter().zip(qc.remainder()) {
-        tail += f32::from(a) * b;
-    }
-    ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7])) + tail
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embed::static_embedder::StaticTable;
-    use crate::embed::{Embedder, WordPiece};
+    use crate::embed::Embedder;
 
-    const VOCAB: &str = "[PAD]\n[UNK]\n[CLS]\n[SEP]\nred\nblue\ncar\n##s\nboat\n";
-
-    /// Rows that `i8` with one scale per row holds exactly: red = (1, 0, 0), blue = (0, 1, 0),
-    /// car = (0, 0, 2), ##s = (0, 0, −0.5), boat = (0, 0.5, 0.5).
-    fn tiny() -> StaticEmbedder {
-        let rows: Vec<f32> = [
-            [0.0, 0.0, 0.0],
-            [9.0, 9.0, 9.0],
-            [0.0, 0.0, 0.0],
-            [0.0, 0.0, 0.0],
-            [1.0, 0.0, 0.0],
-            [0.0, 1.0, 0.0],
-            [0.0, 0.0, 2.0],
-            [0.0, 0.0, -0.5],
-            [0.0, 0.5, 0.5],
-        ]
-        .iter()
-        .flatten()
-        .copied()
-        .collect();
-        let wp = WordPiece::from_vocab(VOCAB).unwrap();
-        let table = StaticTable::quantize(&rows, 3, wp.vocab_hash()).unwrap();
-        StaticEmbedder::new(wp, table).unwrap()
-    }
+    use crate::embed::static_embedder::tiny_for_tests as tiny;
 
     #[test]
     fn cosines_by_hand() {
@@ -469,7 +409,7 @@ mod tests {
         let mut bags = TokenBags::with_dim(3);
         // "red cars" = red + car + ##s: sum (1, 0, 1.5), norm √3.25. "zebra" is unknown, so it
         // has no token and scores 0; "red red" sums (2, 0, 0).
-        bags.extend(BagSet::Facts, &e, &["red cars", "blue car", "zebra", "red red"]).unwrap();
+        bags.extend(BagSet::Facts, &e, &["red cars", "blue car", "zebra", "red red"], None).unwrap();
         assert_eq!(bags.len(BagSet::Facts), 4);
         assert_eq!(bags.distinct_tokens(), 4); // red, car, ##s, blue
         assert_eq!(bags.token_count(BagSet::Facts), 3 + 2 + 0 + 2);
@@ -490,10 +430,10 @@ mod tests {
     fn two_sets_share_their_rows() {
         let e = tiny();
         let mut both = TokenBags::with_dim(3);
-        both.extend(BagSet::Entities, &e, &["red", "boat", "blue car"]).unwrap();
-        both.extend(BagSet::Facts, &e, &["red cars", "blue car"]).unwrap();
+        both.extend(BagSet::Entities, &e, &["red", "boat", "blue car"], None).unwrap();
+        both.extend(BagSet::Facts, &e, &["red cars", "blue car"], None).unwrap();
         let mut facts = TokenBags::with_dim(3);
-        facts.extend(BagSet::Facts, &e, &["red cars", "blue car"]).unwrap();
+        facts.extend(BagSet::Facts, &e, &["red cars", "blue car"], None).unwrap();
         // red, boat, blue, car, then ##s: one row each.
         assert_eq!(both.distinct_tokens(), 5);
         assert_eq!((both.len(BagSet::Entities), both.len(BagSet::Facts)), (3, 2));
@@ -506,10 +446,7 @@ mod tests {
         assert_eq!(best.row, 1);
         assert!((best.score - 1.4 / 2f32.sqrt()).abs() < 1e-6, "{best:?}");
         assert_eq!(facts.best(BagSet::Entities, &q).unwrap(), None);
-        assert_eq!(
-            both.heap_bytes() > both.heap_bytes_of(BagSet::Facts) + both.heap_bytes_of(BagSet::Entities),
-            true
-        );
+        assert!(both.heap_bytes() > both.heap_bytes_of(BagSet::Facts) + both.heap_bytes_of(BagSet::Entities));
     }
 
     #[test]
@@ -527,13 +464,21 @@ mod tests {
             "Stephen R. Covey wrote The 7 Habits of Highly Effective People",
         ];
         let mut whole = TokenBags::with_dim(e.dim());
-        whole.extend(BagSet::Facts, &e, &texts).unwrap();
+        whole.extend(BagSet::Facts, &e, &texts, None).unwrap();
         // Appending in two batches gives the same bags.
         let mut parts = TokenBags::with_dim(e.dim());
-        parts.extend(BagSet::Facts, &e, &texts[..4]).unwrap();
-        parts.extend(BagSet::Facts, &e, &texts[4..]).unwrap();
+        parts.extend(BagSet::Facts, &e, &texts[..4], None).unwrap();
+        parts.extend(BagSet::Facts, &e, &texts[4..], None).unwrap();
         assert_eq!(parts, whole);
         let vectors = e.embed_batch(&texts, &mut |_, _| {}).unwrap();
+        // The vectors made from the bags' sums are the embedder's, bit for bit (what the graph's
+        // entity vectors rely on).
+        let mut made = Vec::new();
+        TokenBags::with_dim(e.dim()).extend(BagSet::Entities, &e, &texts, Some(&mut made)).unwrap();
+        assert_eq!(
+            made.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+            vectors.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
+        );
         let mut queries: Vec<Vec<f32>> = ["Who directed Plan 9?", "German city of birth", "habits"]
             .iter()
             .map(|q| e.embed(q).unwrap())
@@ -586,7 +531,7 @@ mod scan_tests {
             .collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let mut bags = TokenBags::with_dim(e.dim());
-        bags.extend(BagSet::Facts, &e, &refs).unwrap();
+        bags.extend(BagSet::Facts, &e, &refs, None).unwrap();
         let vectors = e.embed_batch(&refs, &mut |_, _| {}).unwrap();
         for query in ["film directed by a singer", "capital on a river", "1987 novel"] {
             let q = e.embed(query).unwrap();
@@ -638,7 +583,7 @@ mod scan_tests {
         }
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let mut bags = TokenBags::with_dim(e.dim());
-        bags.extend(BagSet::Facts, &e, &refs).unwrap();
+        bags.extend(BagSet::Facts, &e, &refs, None).unwrap();
         let m = crate::embed::VectorMatrix::from_rows(e.dim(), e.embed_batch(&refs, &mut |_, _| {}).unwrap())
             .unwrap();
         for mention in ["Steven Covey", "Orlam", "Mall Cop", "Koln", "Edward Wood", "zzzz"] {
@@ -659,7 +604,7 @@ mod scan_tests {
         // Only texts without a known token: they score 0; none at all: None.
         let mut empty = TokenBags::with_dim(e.dim());
         assert_eq!(empty.best(BagSet::Facts, &zero).unwrap(), None);
-        empty.extend(BagSet::Facts, &e, &["", "  "]).unwrap();
+        empty.extend(BagSet::Facts, &e, &["", "  "], None).unwrap();
         let q = e.embed("Covey").unwrap();
         assert_eq!(empty.best(BagSet::Facts, &q).unwrap(), Some(ScoredRow { row: 0, score: 0.0 }));
         assert!(matches!(bags.best(BagSet::Facts, &[1.0]), Err(Error::Config(_))));

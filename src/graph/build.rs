@@ -326,18 +326,28 @@ impl GraphBuilder {
                     break;
                 }
                 let end = want.min(have + EMBED_CHUNK);
-                if let (false, Some(e)) = (entities, bags) {
-                    let texts: Vec<&str> = s.facts[have..end].iter().map(|f| f.text.as_str()).collect();
-                    s.bags.extend(BagSet::Facts, e, &texts)?;
-                    done += texts.len();
-                    progress(done, total);
-                    continue;
-                }
                 let texts: Vec<&str> = if entities {
                     s.entity_names[have..end].iter().map(String::as_str).collect()
                 } else {
                     s.facts[have..end].iter().map(|f| f.text.as_str()).collect()
                 };
+                // With the static embedder: facts as bags only; names as bags with their vectors
+                // made from the same sums (the embedder's bits), while both stay aligned (a graph
+                // whose names were embedded without bags keeps the `i8` copy for anchoring).
+                if let Some(e) = bags {
+                    if !entities {
+                        s.bags.extend(BagSet::Facts, e, &texts, None)?;
+                    } else if s.bags.len(BagSet::Entities) == have {
+                        let mut rows = Vec::with_capacity(texts.len() * dim);
+                        s.bags.extend(BagSet::Entities, e, &texts, Some(&mut rows))?;
+                        s.entity_vectors.extend(&rows)?;
+                    }
+                    if !entities || s.entity_vectors.len() == end {
+                        done += texts.len();
+                        progress(done, total);
+                        continue;
+                    }
+                }
                 let rows =
                     embedder.embed_batch(&texts, &mut |d, _| progress(done + d.min(texts.len()), total))?;
                 if rows.len() != texts.len() * dim {
@@ -352,13 +362,6 @@ impl GraphBuilder {
                 }
                 if entities {
                     s.entity_vectors.extend(&rows)?;
-                    // The names as bags too, for anchoring, while both stay aligned (a graph
-                    // whose names were embedded without bags keeps the `i8` copy).
-                    if let Some(e) = bags {
-                        if s.bags.len(BagSet::Entities) == have {
-                            s.bags.extend(BagSet::Entities, e, &texts)?;
-                        }
-                    }
                 } else {
                     // Fact vectors are kept only as their `i8` copy (`Store::fact_vectors`).
                     s.fact_vectors.push_rows(&rows);

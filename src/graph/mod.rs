@@ -593,14 +593,6 @@ impl Graph {
             return Ok(None);
         }
         if self.entity_bags_usable() {
-            if query.len() != m.dim() {
-                return Err(Error::Config(format!(
-                    "entity search: a query of {} dimensions against {} rows of {}",
-                    query.len(),
-                    m.len(),
-                    m.dim()
-                )));
-            }
             return self.store.bags.best(BagSet::Entities, query);
         }
         self.entity_quant.get_or_init(|| QuantizedRows::new(m)).best(m, query)
@@ -707,7 +699,7 @@ impl Graph {
 }
 
 impl Store {
-    /// Facts that have a vector (in either form: [`Store::fact_vectors`] or [`Store::fact_bags`]).
+    /// Facts that have a vector (in either form: [`Store::fact_vectors`] or [`Store::bags`]).
     fn embedded_facts(&self) -> usize {
         self.fact_vectors.len() + self.bags.len(BagSet::Facts)
     }

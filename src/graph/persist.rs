@@ -877,8 +877,8 @@ mod tests {
         let names: Vec<&str> = s.entity_names.iter().map(String::as_str).collect();
         let texts: Vec<&str> = s.facts.iter().map(|f| f.text.as_str()).collect();
         s.bags = crate::graph::TokenBags::with_dim(e.table().dims());
-        s.bags.extend(BagSet::Entities, &e, &names).unwrap();
-        s.bags.extend(BagSet::Facts, &e, &texts).unwrap();
+        s.bags.extend(BagSet::Entities, &e, &names, None).unwrap();
+        s.bags.extend(BagSet::Facts, &e, &texts, None).unwrap();
         let csr = super::super::csr::build(&s).unwrap();
         let odd = Graph { store: s, csr, entity_quant: Default::default() };
         let (loaded, _) = round_trip(&odd, &passages, &e);

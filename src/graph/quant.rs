@@ -122,20 +122,7 @@ impl QuantizedRows {
     /// when both are unit vectors). Every score of [`QuantizedRows::cosines_of_rows`] that is
     /// exact is this one.
     fn row_dot(&self, r: usize, query: &[f32]) -> f32 {
-        let x = &self.data[r * self.dim..(r + 1) * self.dim];
-        let mut acc = [0.0f32; 4];
-        let mut xc = x.chunks_exact(4);
-        let mut qc = query.chunks_exact(4);
-        for (a, b) in (&mut xc).zip(&mut qc) {
-            for l in 0..4 {
-                acc[l] += f32::from(a[l]) * b[l];
-            }
-        }
-        let mut sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
-        for (&a, &b) in xc.remainder().iter().zip(qc.remainder()) {
-            sum += f32::from(a) * b;
-        }
-        self.scale[r] * sum
+        self.scale[r] * dot_i8_f32(&self.data[r * self.dim..(r + 1) * self.dim], query)
     }
 
     /// Cosines of `query` with every stored row, the rows themselves being the vectors (the
@@ -308,6 +295,24 @@ impl QuantizedRows {
     fn scaled_query(&self, query: &[f32]) -> Option<(Vec<i16>, f32, f32)> {
         scaled_query(query, self.dim)
     }
+}
+
+/// `Σ xᵢqᵢ` of an `i8` row and an `f32` query in `f32` (four independent sums, added pairwise,
+/// then the tail): the exact score of a stored row, the same bits natively and in wasm.
+pub(super) fn dot_i8_f32(x: &[i8], query: &[f32]) -> f32 {
+    let mut acc = [0.0f32; 4];
+    let mut xc = x.chunks_exact(4);
+    let mut qc = query.chunks_exact(4);
+    for (a, b) in (&mut xc).zip(&mut qc) {
+        for l in 0..4 {
+            acc[l] += f32::from(a[l]) * b[l];
+        }
+    }
+    let mut sum = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    for (&a, &b) in xc.remainder().iter().zip(qc.remainder()) {
+        sum += f32::from(a) * b;
+    }
+    sum
 }
 
 /// `query` as `i16` for `i8` rows of `dim` entries (module docs: every `|Σ x̂ᵢq̂ᵢ| ≤ dim · 127 ·
