@@ -208,9 +208,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         + graph.token_bags().heap_bytes();
     let csr_bytes = c.arcs * 9 + (c.nodes + 1) * 4;
     println!(
-        "memory: vectors {:.1} MB (entities {} rows × 256 f32; facts {} rows × 256 i8, or {} as bags of {} tokens over {} distinct table rows shared with the names), CSR {:.1} MB",
+        "memory: vectors {:.1} MB (entities {} rows × 256 f32, or {} names as bags; facts {} rows × 256 i8, or {} as bags of {} tokens over {} distinct table rows shared by both), CSR {:.1} MB",
         vec_bytes as f64 / 1e6,
         graph.entity_vectors().len(),
+        graph.token_bags().len(cairn::graph::BagSet::Entities),
         graph.fact_vectors().len(),
         graph.token_bags().len(cairn::graph::BagSet::Facts),
         graph.token_bags().token_count(cairn::graph::BagSet::Facts),

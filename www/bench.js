@@ -132,6 +132,14 @@ async function run() {
     embedder = { ...loaded.embedder, timing: loaded.timing };
   }
 
+  // The engine's linear memory (it only grows, so each reading is the peak so far).
+  const memoryMB = async () => {
+    engine.post({ type: 'stats' });
+    const { wasmMemoryBytes } = await engine.next((m) => m.type === 'stats');
+    return wasmMemoryBytes == null ? null : round(wasmMemoryBytes / 1e6, 1);
+  };
+  const wasmMemoryStagesMB = {};
+
   say('Indexing…');
   const name = (new URL(corpusUrl, location.href).pathname.split('/').pop() || 'corpus') + (/\.jsonl$/i.test(corpusUrl) ? '' : '.jsonl');
   const t1 = performance.now();
@@ -139,6 +147,7 @@ async function run() {
   const ready = await engine.next((m) => m.type === 'ready');
   const wallIndexMs = performance.now() - t1;
   if (!ready.changed) throw new Error('indexing failed');
+  wasmMemoryStagesMB.indexed = await memoryMB();
 
   let graph = null;
   if (graphMethod) {
@@ -147,6 +156,7 @@ async function run() {
     engine.post({ type: 'load-embedder', id: 3, embedder: 'graph' });
     const built = await engine.next((m) => m.type === 'ready' && m.request === 'load-embedder');
     if (!built.available.includes(METHOD)) throw new Error(`the graph was not built, so ${METHOD} is not available`);
+    wasmMemoryStagesMB.graphBuilt = await memoryMB();
     const c = built.graph.counts;
     graph = {
       graphBuildMs: round(built.timing.graphMs, 1),
@@ -202,6 +212,7 @@ async function run() {
   }
   engineMs.sort((a, b) => a - b);
   roundTripMs.sort((a, b) => a - b);
+  wasmMemoryStagesMB.searched = await memoryMB();
 
   // graph methods: build steps, the query's parts and PPR alone (Engine.graphBench, the same
   // figures as the native `cairn bench --method catrag`)
@@ -212,9 +223,9 @@ async function run() {
     graphBench = (await engine.next((m) => m.type === 'graph-bench' && m.id === 4)).figures;
   }
 
-  // the engine's linear memory now (wasm memory only grows: this is its peak)
-  engine.post({ type: 'stats' });
-  const { wasmMemoryBytes } = await engine.next((m) => m.type === 'stats');
+  // the engine's linear memory now (wasm memory only grows: this is its peak, the benchmark's
+  // own PPR variants included; the stages above are the peaks a user reaches)
+  const wasmMemoryMB = await memoryMB();
 
   const { stats, timing } = ready;
   const indexMs = timing.addMs + timing.buildMs;
@@ -258,7 +269,8 @@ async function run() {
     roundTripP50Ms: round(percentile(roundTripMs, 0.5)),
     roundTripP95Ms: round(percentile(roundTripMs, 0.95)),
     graphBench,
-    wasmMemoryMB: wasmMemoryBytes == null ? null : round(wasmMemoryBytes / 1e6, 1),
+    wasmMemoryMB,
+    wasmMemoryStagesMB,
     userAgent: navigator.userAgent,
     hardwareConcurrency: navigator.hardwareConcurrency,
   };

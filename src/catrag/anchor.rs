@@ -86,7 +86,6 @@ pub fn anchor_mentions(
             }
         })
         .collect();
-    let vectors = graph.entity_vectors();
     let pending: Vec<usize> = out
         .iter()
         .enumerate()
@@ -97,12 +96,12 @@ pub fn anchor_mentions(
         })
         .map(|(i, _)| i)
         .collect();
-    if pending.is_empty() || vectors.is_empty() || embedder.dim() != vectors.dim() {
+    let dim = graph.entity_dim();
+    if pending.is_empty() || graph.embedded_entities() == 0 || embedder.dim() != dim {
         return Ok(out);
     }
     let texts: Vec<&str> = pending.iter().map(|&i| out[i].mention.as_str()).collect();
     let rows = embedder.embed_batch(&texts, &mut |_, _| {})?;
-    let dim = vectors.dim();
     for (j, &i) in pending.iter().enumerate() {
         let Some(q) = rows.get(j * dim..(j + 1) * dim) else { break };
         if crate::embed::is_zero(q) {

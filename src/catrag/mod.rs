@@ -704,7 +704,7 @@ impl Retriever {
     ) -> Result<PreparedQuery> {
         config.validate()?;
         let catrag = method == GraphMethod::CatRag;
-        let dim = graph.fact_dim().max(graph.entity_vectors().dim());
+        let dim = graph.fact_dim().max(graph.entity_dim());
         if dim != 0 && input.query_vector.len() != dim {
             return Err(Error::Config(format!(
                 "the query vector has {} dimensions and the graph's vectors {dim}: query with the embedder the graph was built with",

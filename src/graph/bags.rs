@@ -19,8 +19,10 @@
 //! [`TokenBags::best`]; the tests bound it by 10⁻⁶).
 //!
 //! The entity names are held the same way ([`BagSet::Entities`]), for anchoring a query mention
-//! on its nearest entity, in place of an `i8` copy of the entity vectors (10.9 MB on
-//! 2wiki-corpus-6k); facts and names share one copy of each token's row.
+//! on its nearest entity, in place of the `f32` entity vectors (42.1 MB on 2wiki-corpus-6k) and
+//! of their `i8` copy (10.9 MB); facts and names share one copy of each token's row. The work
+//! that needs whole vectors (the synonym kNN, the saved synonym lists' cosines) makes each one
+//! from its bag when it needs it ([`TokenBags::vectors`]), with the embedder's bits.
 //!
 //! Kept per text: its token slots, `1/‖Σₜ rₜ‖` (0 for a text with no known token, whose
 //! vector is the zero vector) and its rows' L1 norm over that. Kept per distinct token: its
@@ -153,11 +155,10 @@ impl TokenBags {
     }
 
     /// Append `texts` to `set` (its next indices, in order), tokenised with `embedder`, whose
-    /// rows they copy. O(total tokens + new distinct tokens × dim). With `vectors`, each text's
-    /// vector is appended to it too: the normalised sum of its rows, made with the embedder's
-    /// own additions in its order, so the bits of [`crate::embed::Embedder::embed_batch`]'s
-    /// (the graph's entity vectors come from here without tokenising the names twice). On an
-    /// error the texts before the failing one are kept and the failing one is not added.
+    /// rows they copy. O(total tokens + new distinct tokens × dim). Each text's `1/‖Σₜ rₜ‖` is
+    /// the embedder's (the same additions in its order), so [`BagVectors::vector_into`] gives
+    /// the bits of [`crate::embed::Embedder::embed_batch`]'s vector of the text. On an error the
+    /// texts before the failing one are kept and the failing one is not added.
     ///
     /// # Errors
     /// [`Error::Config`] when `embedder`'s dimension is not this one's; [`Error::Model`] when a
@@ -168,7 +169,6 @@ impl TokenBags {
         set: BagSet,
         embedder: &StaticEmbedder,
         texts: &[&str],
-        mut vectors: Option<&mut Vec<f32>>,
     ) -> Result<()> {
         let dim = embedder.table().dims();
         if dim != self.dim {
@@ -217,9 +217,6 @@ impl TokenBags {
             // As `l2_normalize`: the same norm and inverse.
             let norm = dot(&sum, &sum).sqrt();
             let inv = if norm > 0.0 && norm.is_finite() { 1.0 / norm } else { 0.0 };
-            if let Some(out) = vectors.as_deref_mut() {
-                out.extend(sum.iter().map(|&x| x * inv));
-            }
             let groups = &mut self.sets[set as usize].groups;
             if groups.len() <= ids.len() {
                 groups.resize_with(ids.len() + 1, BagGroup::default);
@@ -349,6 +346,21 @@ impl TokenBags {
         Ok(())
     }
 
+    /// The vectors of `set`'s texts, made one at a time from their bags
+    /// ([`BagVectors::vector_into`]), for work that needs whole vectors (the synonym kNN,
+    /// deriving stored synonym cosines) without holding all of them. O(texts) to build the
+    /// locator (8 bytes per text).
+    pub fn vectors(&self, set: BagSet) -> BagVectors<'_> {
+        let groups = &self.sets[set as usize].groups;
+        let mut locate = vec![(0u32, 0u32); self.len(set)];
+        for (len, g) in groups.iter().enumerate() {
+            for (i, &t) in g.texts.iter().enumerate() {
+                locate[t as usize] = (len as u32, i as u32);
+            }
+        }
+        BagVectors { bags: self, groups, locate }
+    }
+
     /// `sₜ · (r̂ₜ · q)` in `f32` for the token in `slot`.
     fn exact_dot(&self, slot: usize, query: &[f32]) -> f32 {
         self.scales[slot] * dot_i8_f32(&self.rows[slot * self.dim..(slot + 1) * self.dim], query)
@@ -377,6 +389,61 @@ impl TokenBags {
                 visit(f as usize, inv, l1, bag);
             }
         }
+    }
+}
+
+/// One set's text vectors made from their bags on demand ([`TokenBags::vectors`]).
+#[derive(Debug, Clone)]
+pub struct BagVectors<'a> {
+    bags: &'a TokenBags,
+    groups: &'a [BagGroup],
+    /// Text → (its bag's length, its position in that length's group).
+    locate: Vec<(u32, u32)>,
+}
+
+impl BagVectors<'_> {
+    /// Number of texts.
+    pub fn len(&self) -> usize {
+        self.locate.len()
+    }
+
+    /// True without texts.
+    pub fn is_empty(&self) -> bool {
+        self.locate.is_empty()
+    }
+
+    /// Dimension of the vectors.
+    pub fn dim(&self) -> usize {
+        self.bags.dim
+    }
+
+    /// Write text `text`'s vector into `out` (`dim` floats): the normalised sum of its rows,
+    /// made with the static embedder's additions in its order, so the bits of
+    /// [`crate::embed::Embedder::embed_batch`]'s vector of the text (and of
+    /// [`TokenBags::extend`]'s). O(tokens × dim). A text with no known token gives zeros.
+    ///
+    /// # Panics
+    /// When `text ≥ len()` or `out.len() != dim()` (callers index within the set).
+    pub fn vector_into(&self, text: usize, out: &mut [f32]) {
+        let dim = self.bags.dim;
+        assert_eq!(out.len(), dim, "a vector of {dim} floats");
+        let (len, i) = self.locate[text];
+        let (len, i) = (len as usize, i as usize);
+        out.fill(0.0);
+        if len == 0 {
+            return;
+        }
+        let g = &self.groups[len];
+        for &slot in &g.slots[i * len..(i + 1) * len] {
+            let slot = slot as usize;
+            let s = self.bags.scales[slot];
+            // As `StaticTable::add_row`: the same product and addition per entry.
+            for (a, &v) in out.iter_mut().zip(&self.bags.rows[slot * dim..(slot + 1) * dim]) {
+                *a += s * f32::from(v);
+            }
+        }
+        let inv = g.inv_norms[i];
+        out.iter_mut().for_each(|x| *x *= inv);
     }
 }
 
@@ -409,7 +476,7 @@ mod tests {
         let mut bags = TokenBags::with_dim(3);
         // "red cars" = red + car + ##s: sum (1, 0, 1.5), norm √3.25. "zebra" is unknown, so it
         // has no token and scores 0; "red red" sums (2, 0, 0).
-        bags.extend(BagSet::Facts, &e, &["red cars", "blue car", "zebra", "red red"], None).unwrap();
+        bags.extend(BagSet::Facts, &e, &["red cars", "blue car", "zebra", "red red"]).unwrap();
         assert_eq!(bags.len(BagSet::Facts), 4);
         assert_eq!(bags.distinct_tokens(), 4); // red, car, ##s, blue
         assert_eq!(bags.token_count(BagSet::Facts), 3 + 2 + 0 + 2);
@@ -430,10 +497,10 @@ mod tests {
     fn two_sets_share_their_rows() {
         let e = tiny();
         let mut both = TokenBags::with_dim(3);
-        both.extend(BagSet::Entities, &e, &["red", "boat", "blue car"], None).unwrap();
-        both.extend(BagSet::Facts, &e, &["red cars", "blue car"], None).unwrap();
+        both.extend(BagSet::Entities, &e, &["red", "boat", "blue car"]).unwrap();
+        both.extend(BagSet::Facts, &e, &["red cars", "blue car"]).unwrap();
         let mut facts = TokenBags::with_dim(3);
-        facts.extend(BagSet::Facts, &e, &["red cars", "blue car"], None).unwrap();
+        facts.extend(BagSet::Facts, &e, &["red cars", "blue car"]).unwrap();
         // red, boat, blue, car, then ##s: one row each.
         assert_eq!(both.distinct_tokens(), 5);
         assert_eq!((both.len(BagSet::Entities), both.len(BagSet::Facts)), (3, 2));
@@ -464,21 +531,25 @@ mod tests {
             "Stephen R. Covey wrote The 7 Habits of Highly Effective People",
         ];
         let mut whole = TokenBags::with_dim(e.dim());
-        whole.extend(BagSet::Facts, &e, &texts, None).unwrap();
+        whole.extend(BagSet::Facts, &e, &texts).unwrap();
         // Appending in two batches gives the same bags.
         let mut parts = TokenBags::with_dim(e.dim());
-        parts.extend(BagSet::Facts, &e, &texts[..4], None).unwrap();
-        parts.extend(BagSet::Facts, &e, &texts[4..], None).unwrap();
+        parts.extend(BagSet::Facts, &e, &texts[..4]).unwrap();
+        parts.extend(BagSet::Facts, &e, &texts[4..]).unwrap();
         assert_eq!(parts, whole);
         let vectors = e.embed_batch(&texts, &mut |_, _| {}).unwrap();
-        // The vectors made from the bags' sums are the embedder's, bit for bit (what the graph's
-        // entity vectors rely on).
-        let mut made = Vec::new();
-        TokenBags::with_dim(e.dim()).extend(BagSet::Entities, &e, &texts, Some(&mut made)).unwrap();
-        assert_eq!(
-            made.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
-            vectors.iter().map(|x| x.to_bits()).collect::<Vec<_>>()
-        );
+        // The vectors made from the bags, one text at a time, are the embedder's, bit for bit
+        // (what the graph's synonym edges rely on).
+        let mut named = TokenBags::with_dim(e.dim());
+        named.extend(BagSet::Facts, &e, &texts[..2]).unwrap();
+        named.extend(BagSet::Entities, &e, &texts).unwrap();
+        let view = named.vectors(BagSet::Entities);
+        assert_eq!(view.len(), texts.len());
+        let mut one = vec![f32::NAN; e.dim()];
+        for (i, want) in vectors.chunks_exact(e.dim()).enumerate() {
+            view.vector_into(i, &mut one);
+            assert!(one.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()), "text {i}");
+        }
         let mut queries: Vec<Vec<f32>> = ["Who directed Plan 9?", "German city of birth", "habits"]
             .iter()
             .map(|q| e.embed(q).unwrap())
@@ -531,7 +602,7 @@ mod scan_tests {
             .collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let mut bags = TokenBags::with_dim(e.dim());
-        bags.extend(BagSet::Facts, &e, &refs, None).unwrap();
+        bags.extend(BagSet::Facts, &e, &refs).unwrap();
         let vectors = e.embed_batch(&refs, &mut |_, _| {}).unwrap();
         for query in ["film directed by a singer", "capital on a river", "1987 novel"] {
             let q = e.embed(query).unwrap();
@@ -583,7 +654,7 @@ mod scan_tests {
         }
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let mut bags = TokenBags::with_dim(e.dim());
-        bags.extend(BagSet::Facts, &e, &refs, None).unwrap();
+        bags.extend(BagSet::Facts, &e, &refs).unwrap();
         let m = crate::embed::VectorMatrix::from_rows(e.dim(), e.embed_batch(&refs, &mut |_, _| {}).unwrap())
             .unwrap();
         for mention in ["Steven Covey", "Orlam", "Mall Cop", "Koln", "Edward Wood", "zzzz"] {
@@ -604,7 +675,7 @@ mod scan_tests {
         // Only texts without a known token: they score 0; none at all: None.
         let mut empty = TokenBags::with_dim(e.dim());
         assert_eq!(empty.best(BagSet::Facts, &zero).unwrap(), None);
-        empty.extend(BagSet::Facts, &e, &["", "  "], None).unwrap();
+        empty.extend(BagSet::Facts, &e, &["", "  "]).unwrap();
         let q = e.embed("Covey").unwrap();
         assert_eq!(empty.best(BagSet::Facts, &q).unwrap(), Some(ScoredRow { row: 0, score: 0.0 }));
         assert!(matches!(bags.best(BagSet::Facts, &[1.0]), Err(Error::Config(_))));

@@ -125,7 +125,7 @@ impl GraphBuilder {
     /// embed).
     pub fn pending_embeddings(&self) -> usize {
         let s = &self.store;
-        (s.entity_nodes.len() - s.entity_vectors.len()) + (s.facts.len() - s.embedded_facts())
+        (s.entity_nodes.len() - s.embedded_entities()) + (s.facts.len() - s.embedded_facts())
     }
 
     /// Entities not yet compared for synonyms (what [`GraphBuilder::link_synonyms`] will do).
@@ -257,7 +257,7 @@ impl GraphBuilder {
     /// embedder); any error of [`Embedder::embed_batch`].
     pub fn embed(&mut self, embedder: &dyn Embedder, progress: &mut dyn FnMut(usize, usize)) -> Result<()> {
         let s = &mut self.store;
-        let total = (s.entity_nodes.len() - s.entity_vectors.len()) + (s.facts.len() - s.embedded_facts());
+        let total = (s.entity_nodes.len() - s.embedded_entities()) + (s.facts.len() - s.embedded_facts());
         if total == 0 {
             progress(0, 0);
             return Ok(());
@@ -277,14 +277,14 @@ impl GraphBuilder {
             s.entity_vectors = VectorMatrix::new(dim);
         }
         let keep_f32 = s.config.fact_vectors_f32;
-        // Facts as bags of the static embedder's rows (`TokenBags`) when that is the embedder and
-        // the graph has no fact rows yet; a graph started with rows keeps them, and one
-        // started with bags needs the static embedder again.
+        // Facts and entity names as bags of the static embedder's rows (`TokenBags`) when that
+        // is the embedder and the graph has no rows of either yet; a graph started with rows
+        // keeps them, and one started with bags needs the static embedder again.
         let bags = match embedder.as_static() {
-            Some(e) if !keep_f32 && s.fact_vectors.is_empty() => Some(e),
+            Some(e) if !keep_f32 && s.fact_vectors.is_empty() && s.entity_vectors.is_empty() => Some(e),
             _ => None,
         };
-        if bags.is_none() && s.bags.len(BagSet::Facts) > 0 {
+        if bags.is_none() && !s.bags.is_empty() {
             return Err(Error::Config(
                 "the graph holds its facts as the static embedder's tokens: extend it with the static embedder it was built with"
                     .into(),
@@ -298,8 +298,8 @@ impl GraphBuilder {
             s.fact_vectors = QuantizedRows::with_dim(dim);
         }
         // Room for every row at once: no spare capacity, no copy while the rows grow.
-        s.entity_vectors.reserve_rows(s.entity_nodes.len() - s.entity_vectors.len());
         if bags.is_none() {
+            s.entity_vectors.reserve_rows(s.entity_nodes.len() - s.entity_vectors.len());
             s.fact_vectors.reserve(s.facts.len() - s.fact_vectors.len());
         }
         if keep_f32 {
@@ -318,7 +318,7 @@ impl GraphBuilder {
         for entities in [true, false] {
             loop {
                 let (have, want) = if entities {
-                    (s.entity_vectors.len(), s.entity_nodes.len())
+                    (s.embedded_entities(), s.entity_nodes.len())
                 } else {
                     (s.embedded_facts(), s.facts.len())
                 };
@@ -331,22 +331,14 @@ impl GraphBuilder {
                 } else {
                     s.facts[have..end].iter().map(|f| f.text.as_str()).collect()
                 };
-                // With the static embedder: facts as bags only; names as bags with their vectors
-                // made from the same sums (the embedder's bits), while both stay aligned (a graph
-                // whose names were embedded without bags keeps the `i8` copy for anchoring).
+                // With the static embedder: facts and names as bags only (their vectors are made
+                // from the bags when needed, with the embedder's bits).
                 if let Some(e) = bags {
-                    if !entities {
-                        s.bags.extend(BagSet::Facts, e, &texts, None)?;
-                    } else if s.bags.len(BagSet::Entities) == have {
-                        let mut rows = Vec::with_capacity(texts.len() * dim);
-                        s.bags.extend(BagSet::Entities, e, &texts, Some(&mut rows))?;
-                        s.entity_vectors.extend(&rows)?;
-                    }
-                    if !entities || s.entity_vectors.len() == end {
-                        done += texts.len();
-                        progress(done, total);
-                        continue;
-                    }
+                    let set = if entities { BagSet::Entities } else { BagSet::Facts };
+                    s.bags.extend(set, e, &texts)?;
+                    done += texts.len();
+                    progress(done, total);
+                    continue;
                 }
                 let rows =
                     embedder.embed_batch(&texts, &mut |d, _| progress(done + d.min(texts.len()), total))?;
@@ -406,10 +398,10 @@ impl GraphBuilder {
     /// [`Error::Config`] when some entity has no vector yet (call [`GraphBuilder::embed`] first).
     pub fn link_synonyms(&mut self, progress: &mut dyn FnMut(usize, usize)) -> Result<SynonymStats> {
         let s = &mut self.store;
-        if s.entity_vectors.len() < s.entity_nodes.len() {
+        if s.embedded_entities() < s.entity_nodes.len() {
             return Err(Error::Config(format!(
                 "{} entities have no vector yet: embed before linking synonyms",
-                s.entity_nodes.len() - s.entity_vectors.len()
+                s.entity_nodes.len() - s.embedded_entities()
             )));
         }
         Ok(knn::link(s, progress))

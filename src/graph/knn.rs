@@ -14,7 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::Store;
+use super::{EntityRows, Store};
 use crate::embed::{dot, is_zero};
 use crate::text::normalize::alnum_count;
 
@@ -257,32 +257,38 @@ fn block_bounds(
 
 /// Compare every entity from `s.linked` on with every eligible entity before it (and the new
 /// ones among themselves), update the top-k lists, and mark all entities linked. Vectors must be
-/// present for every entity (checked by the caller).
+/// present for every entity (checked by the caller), in either form ([`EntityRows`]): with the
+/// names held as bags, [`SynonymSearch::Lsh`] makes each vector when it needs it (no copy of
+/// all of them), while the exact search makes all of them for its duration.
 pub(super) fn link(s: &mut Store, progress: &mut dyn FnMut(usize, usize)) -> SynonymStats {
     let n = s.entity_nodes.len();
     let start = s.linked.min(n);
     let mut stats = SynonymStats { new_entities: n - start, ..SynonymStats::default() };
     let (k, thr, min_alnum) =
         (s.config.synonym_top_k, s.config.synonym_threshold, s.config.synonym_min_alnum);
-    let dim = s.entity_vectors.dim();
+    let rows = EntityRows::of(&s.entity_vectors, &s.bags);
+    let dim = rows.dim();
     if k == 0 || start == n || dim == 0 {
         s.linked = n;
         progress(0, 0);
         return stats;
     }
-    let data = s.entity_vectors.as_slice();
-    let row = |e: u32| &data[e as usize * dim..(e as usize + 1) * dim];
+    let mut scratch = Vec::new();
     let eligible: Vec<u32> = (0..n as u32)
-        .filter(|&e| alnum_count(&s.entity_keys[e as usize]) >= min_alnum && !is_zero(row(e)))
+        .filter(|&e| {
+            alnum_count(&s.entity_keys[e as usize]) >= min_alnum && !is_zero(rows.row(e, &mut scratch))
+        })
         .collect();
     let ne = eligible.len();
     stats.eligible = ne;
     let first_new = eligible.partition_point(|&e| (e as usize) < start);
     if s.config.synonym_search == SynonymSearch::Lsh && thr >= LSH_MIN_THRESHOLD && dim >= LSH_MIN_DIM {
-        lsh_link(s, &eligible, first_new, &mut stats, progress);
+        lsh_link(&rows, &mut s.neighbours, (k, thr), &eligible, first_new, &mut stats, progress);
         s.linked = n;
         return stats;
     }
+    let data = rows.dense();
+    let row = |e: u32| &data[e as usize * dim..(e as usize + 1) * dim];
 
     // The bound: cos(a, b) ≤ a[..m]·b[..m] + |a[m..]|·|b[m..]|, the prefix dot product taken
     // on prefixes quantised to i16 with one scale s: q = round(s·x), |s·x − q| ≤ ½ per dimension.
@@ -584,9 +590,13 @@ struct FilterBits([u64; LSH_FILTER_BITS / 64]);
 /// first table whose key it shares (an earlier block's tables are looked up from the two
 /// sketches' equal bytes, [`shares_table_before`]), so every pair is compared once, as with one list of all pairs; each entity's top-k
 /// list does not depend on the order its candidates are offered in ([`offer`]). Memory: the
-/// sketches and one block's list (about 10 MB) instead of every candidate pair.
+/// sketches and one block's list (about 10 MB) instead of every candidate pair; with the names
+/// held as bags, no vector is kept: each is made for its sketch, and for the full cosines the
+/// older vector once per run of its pairs (they come sorted) and the newer one per pair.
 fn lsh_link(
-    s: &mut Store,
+    rows: &EntityRows<'_>,
+    neighbours: &mut [Vec<(u32, f32)>],
+    (k, thr): (usize, f32),
     eligible: &[u32],
     first_new: usize,
     stats: &mut SynonymStats,
@@ -594,10 +604,7 @@ fn lsh_link(
 ) {
     let ne = eligible.len();
     stats.pairs = tri(ne) - tri(first_new);
-    let (k, thr) = (s.config.synonym_top_k, s.config.synonym_threshold);
-    let dim = s.entity_vectors.dim();
-    let data = s.entity_vectors.as_slice();
-    let row = |e: u32| &data[e as usize * dim..(e as usize + 1) * dim];
+    let dim = rows.dim();
     progress(0, LSH_TABLES);
     let rot = Rotations::new(dim);
     let (mut y, mut z) = (vec![0.0f32; rot.n], vec![0.0f32; rot.n]);
@@ -605,16 +612,18 @@ fn lsh_link(
     // pair) and whole (the tables' keys, the second filter and the shared tables).
     let mut sketches = vec![0u64; ne * LSH_WORDS];
     let mut filter = vec![FilterBits::default(); ne];
+    let (mut older, mut newer) = (Vec::new(), Vec::new());
     for (i, &e) in eligible.iter().enumerate() {
         let sk = &mut sketches[i * LSH_WORDS..(i + 1) * LSH_WORDS];
-        rot.sketch(row(e), &mut y, &mut z, sk);
+        rot.sketch(rows.row(e, &mut older), &mut y, &mut z, sk);
         filter[i].0.copy_from_slice(&sk[..LSH_FILTER_BITS / 64]);
     }
+    // The older vector of the pairs being compared (made once per run of pairs that share it).
+    let mut older_of = usize::MAX;
     let sk = |i: usize| &sketches[i * LSH_WORDS..(i + 1) * LSH_WORDS];
     let tables = lsh_tables();
     let limit = lsh_hamming_limit(thr, LSH_FILTER_BITS);
     let limit_full = lsh_hamming_limit(thr, LSH_BITS);
-    let neighbours = &mut s.neighbours;
     let mut start = vec![0u32; (1 << 16) + 1];
     let mut fill = vec![0u32; 1 << 16];
     let mut order = vec![0u32; ne];
@@ -694,7 +703,11 @@ fn lsh_link(
                 }
                 let (pe, qe) = (eligible[p], eligible[q]);
                 stats.exact += 1;
-                let c = dot(row(pe), row(qe));
+                if older_of != p {
+                    rows.row_into(pe, &mut older);
+                    older_of = p;
+                }
+                let c = dot(&older, rows.row(qe, &mut newer));
                 if c >= thr {
                     stats.above_threshold += 1;
                     offer(&mut neighbours[pe as usize], k, (qe, c));

@@ -78,7 +78,7 @@ use crate::error::{Error, Result};
 pub use crate::extract::Triple;
 
 pub use crate::text::normalize::{alnum_count, collapse_whitespace, normalize_entity, normalize_relation};
-pub use bags::{BagSet, TokenBags};
+pub use bags::{BagSet, BagVectors, TokenBags};
 pub use build::{build_graph, AddSummary, BuildStep, GraphBuilder};
 pub use knn::{
     lsh_hamming_limit, SynonymSearch, SynonymStats, LSH_BITS, LSH_MIN_DIM, LSH_MIN_THRESHOLD, LSH_TABLES,
@@ -337,8 +337,9 @@ struct Store {
     /// When the graph's embedder is the static one (and `fact_vectors_f32` is off): the
     /// embedded facts (a prefix of the fact ids) as bags of its table rows, in place of
     /// [`Store::fact_vectors`] (one of the two is empty), and the embedded entity names (a
-    /// prefix of the entity ordinals) beside [`Store::entity_vectors`] (which the synonym kNN
-    /// reads), which [`Graph::nearest_entity`] reads instead of an `i8` copy.
+    /// prefix of the entity ordinals) in place of [`Store::entity_vectors`] (then empty): the
+    /// synonym kNN and the saved synonym lists make each vector from its bag when they need it
+    /// ([`EntityRows`]), and [`Graph::nearest_entity`] scores the bags.
     bags: TokenBags,
     /// Entity ordinal → its top-k synonym candidates (entity ordinal, cosine), best first
     /// (cosine descending, ordinal ascending), all ≥ the threshold.
@@ -504,7 +505,10 @@ impl Graph {
     }
 
     /// Entity vectors `[entities, dim]`, row-major, L2-normalised (from the embedder the graph was
-    /// built with; the display names are embedded).
+    /// built with; the display names are embedded). Empty when the graph's embedder is the
+    /// static one: the names are then held as bags of its rows ([`Graph::token_bags`]) and a
+    /// vector is made when asked for ([`Graph::entity_vector`]; [`Graph::embedded_entities`]
+    /// and [`Graph::entity_dim`] hold for both forms).
     pub fn entity_vectors(&self) -> &VectorMatrix {
         &self.store.entity_vectors
     }
@@ -574,7 +578,7 @@ impl Graph {
     pub fn prepare_search(&self) {
         let _ = self.ppr_graph();
         let entities = &self.store.entity_vectors;
-        if !entities.is_empty() && !self.entity_bags_usable() {
+        if !entities.is_empty() {
             self.entity_quant.get_or_init(|| QuantizedRows::new(entities));
         }
     }
@@ -588,20 +592,37 @@ impl Graph {
     /// # Errors
     /// [`Error::Config`] when `query` does not have the entity vectors' dimension.
     pub fn nearest_entity(&self, query: &[f32]) -> Result<Option<crate::embed::ScoredRow>> {
+        if self.store.entities_as_bags() {
+            return self.store.bags.best(BagSet::Entities, query);
+        }
         let m = &self.store.entity_vectors;
         if m.is_empty() {
             return Ok(None);
         }
-        if self.entity_bags_usable() {
-            return self.store.bags.best(BagSet::Entities, query);
-        }
         self.entity_quant.get_or_init(|| QuantizedRows::new(m)).best(m, query)
     }
 
-    /// True when every entity vector has its bag of the static embedder's rows.
-    fn entity_bags_usable(&self) -> bool {
-        let s = &self.store;
-        s.bags.len(BagSet::Entities) > 0 && s.bags.len(BagSet::Entities) == s.entity_vectors.len()
+    /// Entities that have a vector, however the vectors are held (all of them in a finished
+    /// graph; 0 when the graph was built without an embedder).
+    pub fn embedded_entities(&self) -> usize {
+        self.store.embedded_entities()
+    }
+
+    /// Dimension of the entity vectors, however they are held (0 before they are made).
+    pub fn entity_dim(&self) -> usize {
+        if self.store.entities_as_bags() { self.store.bags.dim() } else { self.store.entity_vectors.dim() }
+    }
+
+    /// Entity `e`'s vector (entity ordinal; `dim` floats, L2-normalised, the embedder's bits),
+    /// however it is held: copied from [`Graph::entity_vectors`], or made from the name's bag
+    /// of the static embedder's rows. `None` for an ordinal without a vector.
+    pub fn entity_vector(&self, e: usize) -> Option<Vec<f32>> {
+        let rows = self.store.entity_rows();
+        if e >= rows.len() {
+            return None;
+        }
+        let mut scratch = Vec::new();
+        Some(rows.row(e as u32, &mut scratch).to_vec())
     }
 
     /// Heap bytes held by each of the graph's structures, estimated from capacities (hash
@@ -698,6 +719,89 @@ impl Graph {
     }
 }
 
+/// The entity vectors in whichever form the graph holds them: rows of a [`VectorMatrix`], or
+/// the static embedder's bags of the names, made one at a time ([`BagVectors`]); both give the
+/// same bits for the same names. Built from the two fields, so a caller can hold it beside a
+/// mutable borrow of another field of the store.
+pub(crate) enum EntityRows<'a> {
+    Matrix(&'a VectorMatrix),
+    Bags(BagVectors<'a>),
+}
+
+impl<'a> EntityRows<'a> {
+    /// The bags when `vectors` is empty and `bags` holds entity names, else `vectors`.
+    fn of(vectors: &'a VectorMatrix, bags: &'a TokenBags) -> Self {
+        if vectors.is_empty() && bags.len(BagSet::Entities) > 0 {
+            EntityRows::Bags(bags.vectors(BagSet::Entities))
+        } else {
+            EntityRows::Matrix(vectors)
+        }
+    }
+
+    /// Entities with a vector.
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            EntityRows::Matrix(m) => m.len(),
+            EntityRows::Bags(b) => b.len(),
+        }
+    }
+
+    /// Dimension of the vectors.
+    pub(crate) fn dim(&self) -> usize {
+        match self {
+            EntityRows::Matrix(m) => m.dim(),
+            EntityRows::Bags(b) => b.dim(),
+        }
+    }
+
+    /// Entity `e`'s vector: the stored row, or made into `scratch` (resized to `dim`).
+    /// `e` must be below [`EntityRows::len`].
+    #[inline]
+    pub(crate) fn row<'s>(&'s self, e: u32, scratch: &'s mut Vec<f32>) -> &'s [f32] {
+        match self {
+            EntityRows::Matrix(m) => {
+                let dim = m.dim();
+                &m.as_slice()[e as usize * dim..(e as usize + 1) * dim]
+            }
+            EntityRows::Bags(b) => {
+                scratch.resize(b.dim(), 0.0);
+                b.vector_into(e as usize, scratch);
+                scratch
+            }
+        }
+    }
+
+    /// Entity `e`'s vector written into `out` (resized to `dim`), in either form.
+    pub(crate) fn row_into(&self, e: u32, out: &mut Vec<f32>) {
+        match self {
+            EntityRows::Matrix(m) => {
+                let dim = m.dim();
+                out.clear();
+                out.extend_from_slice(&m.as_slice()[e as usize * dim..(e as usize + 1) * dim]);
+            }
+            EntityRows::Bags(b) => {
+                out.resize(b.dim(), 0.0);
+                b.vector_into(e as usize, out);
+            }
+        }
+    }
+
+    /// All vectors, `[len × dim]` row-major: the stored rows, or every bag's vector made now.
+    pub(crate) fn dense(&self) -> std::borrow::Cow<'a, [f32]> {
+        match self {
+            EntityRows::Matrix(m) => std::borrow::Cow::Borrowed(m.as_slice()),
+            EntityRows::Bags(b) => {
+                let dim = b.dim();
+                let mut out = vec![0.0f32; b.len() * dim];
+                for (e, row) in out.chunks_exact_mut(dim.max(1)).enumerate().take(b.len()) {
+                    b.vector_into(e, row);
+                }
+                std::borrow::Cow::Owned(out)
+            }
+        }
+    }
+}
+
 impl Store {
     /// Facts that have a vector (in either form: [`Store::fact_vectors`] or [`Store::bags`]).
     fn embedded_facts(&self) -> usize {
@@ -707,6 +811,23 @@ impl Store {
     /// Dimension of the fact vectors in whichever form holds them (0 before any).
     fn fact_dim(&self) -> usize {
         if self.bags.len(BagSet::Facts) == 0 { self.fact_vectors.dim() } else { self.bags.dim() }
+    }
+
+    /// Entities that have a vector, in either form: rows of [`Store::entity_vectors`], or, when
+    /// that is empty, bags of [`BagSet::Entities`] (a prefix of the entity ordinals).
+    fn embedded_entities(&self) -> usize {
+        if self.entity_vectors.is_empty() { self.bags.len(BagSet::Entities) } else { self.entity_vectors.len() }
+    }
+
+    /// The entity vectors in whichever form they are held.
+    fn entity_rows(&self) -> EntityRows<'_> {
+        EntityRows::of(&self.entity_vectors, &self.bags)
+    }
+
+    /// True when the entity names are held as bags only ([`Store::bags`]), with no
+    /// [`Store::entity_vectors`] rows.
+    fn entities_as_bags(&self) -> bool {
+        self.entity_vectors.is_empty() && self.bags.len(BagSet::Entities) > 0
     }
 
     fn node(&self, id: u32) -> Option<NodeRef<'_>> {

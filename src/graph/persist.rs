@@ -54,7 +54,9 @@
 use rustc_hash::FxHashMap;
 
 use super::build::passage_hash;
-use super::{normalize_entity, normalize_relation, Fact, Graph, GraphBuilder, GraphConfig, NodeKind, Store};
+use super::{
+    normalize_entity, normalize_relation, EntityRows, Fact, Graph, GraphBuilder, GraphConfig, NodeKind, Store,
+};
 use crate::corpus::Passage;
 use crate::embed::{dot, Embedder};
 use crate::error::{Error, Result};
@@ -82,15 +84,17 @@ fn derived_fact_text(subject: &str, relation: &str, object: &str) -> String {
 fn lists_from_pairs(
     pairs: &[Vec<u32>],
     dirs: Option<&[Vec<u8>]>,
-    vectors: &[f32],
-    dim: usize,
+    rows: &EntityRows<'_>,
     k: usize,
 ) -> Vec<Vec<(u32, f32)>> {
-    let row = |e: u32| &vectors[e as usize * dim..(e as usize + 1) * dim];
+    let (mut first, mut second) = (Vec::new(), Vec::new());
     let mut lists: Vec<Vec<(u32, f32)>> = vec![Vec::new(); pairs.len()];
     for (a, partners) in pairs.iter().enumerate() {
+        if !partners.is_empty() {
+            rows.row_into(a as u32, &mut first);
+        }
         for (j, &b) in partners.iter().enumerate() {
-            let c = dot(row(a as u32), row(b));
+            let c = dot(&first, rows.row(b, &mut second));
             let code = dirs.and_then(|d| d.get(a)).and_then(|d| d.get(j)).copied().unwrap_or(0);
             if code != 2 {
                 lists[a].push((b, c));
@@ -282,8 +286,8 @@ impl Graph {
             p.sort_unstable();
             p.dedup();
         }
-        let dim = s.entity_vectors.dim();
-        let usable = s.entity_vectors.len() == ne && dim > 0 && s.neighbours.len() == ne;
+        let rows = s.entity_rows();
+        let usable = rows.len() == ne && rows.dim() > 0 && s.neighbours.len() == ne;
         let same = |lists: Vec<Vec<(u32, f32)>>| {
             lists.iter().zip(&s.neighbours).all(|(a, b)| {
                 a.len() == b.len()
@@ -291,12 +295,11 @@ impl Graph {
             })
         };
         let k = s.config.synonym_top_k;
-        let v = s.entity_vectors.as_slice();
         // Which end lists the other, per pair (for storage 2).
         let listed =
             |a: u32, b: u32| s.neighbours.get(a as usize).is_some_and(|l| l.iter().any(|&(o, _)| o == b));
         let mut dirs: Vec<Vec<u8>> = Vec::new();
-        let mode = if usable && same(lists_from_pairs(&pairs, None, v, dim, k)) {
+        let mode = if usable && same(lists_from_pairs(&pairs, None, &rows, k)) {
             0
         } else if usable && {
             dirs = pairs
@@ -312,7 +315,7 @@ impl Graph {
                         .collect()
                 })
                 .collect();
-            same(lists_from_pairs(&pairs, Some(&dirs), v, dim, k))
+            same(lists_from_pairs(&pairs, Some(&dirs), &rows, k))
         } {
             2
         } else {
@@ -332,11 +335,13 @@ impl Graph {
             for d in dirs.iter().flatten() {
                 counts.u8(*d);
             }
-        } else if s.entity_vectors.len() == ne && dim > 0 && s.neighbours.len() == ne && {
-            let row = |e: u32| &s.entity_vectors.as_slice()[e as usize * dim..(e as usize + 1) * dim];
+        } else if usable && {
+            let (mut first, mut second) = (Vec::new(), Vec::new());
             s.neighbours.iter().enumerate().all(|(e, list)| {
-                list.iter()
-                    .all(|&(o, c)| (o as usize) < ne && dot(row(e as u32), row(o)).to_bits() == c.to_bits())
+                rows.row_into(e as u32, &mut first);
+                list.iter().all(|&(o, c)| {
+                    (o as usize) < ne && dot(&first, rows.row(o, &mut second)).to_bits() == c.to_bits()
+                })
             })
         } {
             // Lists that are neither (not sorted best first, say) but whose cosines are the
@@ -644,18 +649,20 @@ impl Graph {
         let mut builder = GraphBuilder::from_store(s);
         builder.embed(embedder, progress)?;
         let st = &mut builder.store;
-        let dim = st.entity_vectors.dim();
-        if synonym_mode != 1 && st.entity_vectors.len() == ne {
-            let v = st.entity_vectors.as_slice();
+        let rows = EntityRows::of(&st.entity_vectors, &st.bags);
+        if synonym_mode != 1 && rows.len() == ne {
             st.neighbours = if synonym_mode == 0 || synonym_mode == 2 {
                 let dirs = (synonym_mode == 2).then_some(&dirs[..]);
-                lists_from_pairs(&pairs, dirs, v, dim, st.config.synonym_top_k)
+                lists_from_pairs(&pairs, dirs, &rows, st.config.synonym_top_k)
             } else {
-                let row = |e: u32| &v[e as usize * dim..(e as usize + 1) * dim];
+                let (mut first, mut second) = (Vec::new(), Vec::new());
                 pairs
                     .iter()
                     .enumerate()
-                    .map(|(e, list)| list.iter().map(|&o| (o, dot(row(e as u32), row(o)))).collect())
+                    .map(|(e, list)| {
+                        rows.row_into(e as u32, &mut first);
+                        list.iter().map(|&o| (o, dot(&first, rows.row(o, &mut second)))).collect()
+                    })
                     .collect()
             };
         }
@@ -877,8 +884,8 @@ mod tests {
         let names: Vec<&str> = s.entity_names.iter().map(String::as_str).collect();
         let texts: Vec<&str> = s.facts.iter().map(|f| f.text.as_str()).collect();
         s.bags = crate::graph::TokenBags::with_dim(e.table().dims());
-        s.bags.extend(BagSet::Entities, &e, &names, None).unwrap();
-        s.bags.extend(BagSet::Facts, &e, &texts, None).unwrap();
+        s.bags.extend(BagSet::Entities, &e, &names).unwrap();
+        s.bags.extend(BagSet::Facts, &e, &texts).unwrap();
         let csr = super::super::csr::build(&s).unwrap();
         let odd = Graph { store: s, csr, entity_quant: Default::default() };
         let (loaded, _) = round_trip(&odd, &passages, &e);

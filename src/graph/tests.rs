@@ -797,3 +797,45 @@ fn lsh_edges_are_true_cosines_and_extending_equals_a_rebuild() {
     let (g, _) = g.extend(11, &passages[11..], &second, &e, &mut |_, _, _| {}).unwrap();
     assert_eq!(fingerprint(&g), fingerprint(&whole));
 }
+
+#[test]
+fn names_held_as_bags_give_the_edges_of_their_vectors() {
+    // With the static embedder the entity names are held as bags of its rows and each vector
+    // is made when needed; a graph that keeps f32 rows (fact_vectors_f32 keeps every vector)
+    // must come out with the same synonym edges, bit for bit, for both searches, built whole
+    // or extended.
+    let e = crate::embed::StaticEmbedder::minilm().unwrap();
+    let words = ["Kestrel Lake", "Lumen Street", "Marrow Hall", "Nadir Bay", "Osprey Road", "Rune Hill"];
+    let names: Vec<String> = (0..360).map(|i| format!("{} {}", words[i % 6], i / 6)).collect();
+    let passages: Vec<Passage> = (0..12).map(|i| passage(&format!("p{i}"), "", &format!("t{i}"))).collect();
+    let triples: Vec<Triple> = names
+        .chunks(2)
+        .enumerate()
+        .map(|(i, pair)| Triple::new(&pair[0], "near", &pair[1], (i % 12) as u32))
+        .collect();
+    for search in [SynonymSearch::Lsh, SynonymSearch::Exact] {
+        let config = GraphConfig { synonym_search: search, ..GraphConfig::default() };
+        let bags = build(config.clone(), &passages, &triples, &e);
+        let rows = build(GraphConfig { fact_vectors_f32: true, ..config.clone() }, &passages, &triples, &e);
+        assert!(bags.entity_vectors().is_empty());
+        assert_eq!(bags.token_bags().len(BagSet::Entities), names.len());
+        assert_eq!(rows.entity_vectors().len(), names.len());
+        assert_eq!((bags.embedded_entities(), bags.entity_dim()), (names.len(), e.dim()));
+        for o in 0..names.len() {
+            let made = bags.entity_vector(o).unwrap();
+            let kept = rows.entity_vectors().row(o).unwrap();
+            assert!(made.iter().zip(kept).all(|(a, b)| a.to_bits() == b.to_bits()), "entity {o}");
+        }
+        assert_eq!(bags.entity_vector(names.len()), None);
+        let syn = synonym_arcs(&bags);
+        assert!(syn.len() > 100, "{search:?}: {} synonym edges", syn.len());
+        let bits = |m: &BTreeMap<(u32, u32), f32>| m.iter().map(|(k, w)| (*k, w.to_bits())).collect::<Vec<_>>();
+        assert_eq!(bits(&syn), bits(&synonym_arcs(&rows)), "{search:?}");
+        // Extending a graph held as bags gives the graph one build gives.
+        let first: Vec<Triple> = triples.iter().filter(|t| t.passage < 5).cloned().collect();
+        let second: Vec<Triple> = triples.iter().filter(|t| t.passage >= 5).cloned().collect();
+        let g = build(config, &passages[..5], &first, &e);
+        let (g, _) = g.extend(5, &passages[5..], &second, &e, &mut |_, _, _| {}).unwrap();
+        assert_eq!(fingerprint(&g), fingerprint(&bags), "{search:?}");
+    }
+}

@@ -3,8 +3,9 @@
 // 6,119-passage 2WikiMultihopQA corpus, and prints the page's JSON: passages, index ms,
 // passages/s, and p50/p95 ms of 200 queries with METHOD (bm25 by default; dense and hybrid also
 // report the embedder's download and the embedding of the whole corpus: embedMs,
-// embedPassagesPerSec), the engine's wasm memory at the end (wasmMemoryMB) and the renderer's peak
-// resident memory (rendererPeakMB, from /proc on Linux).
+// embedPassagesPerSec), the engine's wasm memory after indexing, after the graph build and after
+// the searches (wasmMemoryStagesMB) and at the end, the benchmark's own PPR variants included
+// (wasmMemoryMB), and the renderer's peak resident memory (rendererPeakMB, from /proc on Linux).
 //
 //   node tests/e2e/bench-browser.mjs [bm25|dense|hybrid|dense-minilm] [corpus path under /shared-data,
 //                                    a .jsonl, default 2wiki-corpus-6k/corpus.jsonl] [--limit N]
