@@ -573,10 +573,42 @@ fn sketch_byte(sk: &[u64], j: usize) -> u32 {
     ((sk[j / 8] >> (8 * (j % 8))) & 0xFF) as u32
 }
 
-/// The first [`LSH_FILTER_BITS`] bits of a sketch, one cache line.
-#[derive(Clone, Copy, Default)]
-#[repr(align(64))]
-struct FilterBits([u64; LSH_FILTER_BITS / 64]);
+/// One entity's sketch, aligned so its first [`LSH_FILTER_BITS`] bits (read per bucket pair)
+/// are one cache line.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Sketch([u64; LSH_WORDS]);
+const _: () = assert!(LSH_FILTER_BITS == 512, "the filter bits are one 64-byte line");
+
+/// A candidate pair of eligible positions `(p, q)`, `p < q`, packed so that the integer order
+/// is the (p, q) order: 16 bits each when every position fits (half the list's memory), else
+/// 32.
+trait PairKey: Copy + Ord {
+    fn pack(p: usize, q: usize) -> Self;
+    fn unpack(self) -> (usize, usize);
+}
+
+impl PairKey for u32 {
+    #[inline(always)]
+    fn pack(p: usize, q: usize) -> Self {
+        (p as u32) << 16 | q as u32
+    }
+    #[inline(always)]
+    fn unpack(self) -> (usize, usize) {
+        ((self >> 16) as usize, (self & 0xFFFF) as usize)
+    }
+}
+
+impl PairKey for u64 {
+    #[inline(always)]
+    fn pack(p: usize, q: usize) -> Self {
+        (p as u64) << 32 | q as u64
+    }
+    #[inline(always)]
+    fn unpack(self) -> (usize, usize) {
+        ((self >> 32) as usize, (self & 0xFFFF_FFFF) as usize)
+    }
+}
 
 /// [`SynonymSearch::Lsh`]: the new eligible entities (`eligible[first_new..]`) against all
 /// eligible ones, each pair once. A pair is compared (full cosine, as the exact search) when
@@ -590,10 +622,29 @@ struct FilterBits([u64; LSH_FILTER_BITS / 64]);
 /// first table whose key it shares (an earlier block's tables are looked up from the two
 /// sketches' equal bytes, [`shares_table_before`]), so every pair is compared once, as with one list of all pairs; each entity's top-k
 /// list does not depend on the order its candidates are offered in ([`offer`]). Memory: the
-/// sketches and one block's list (about 10 MB) instead of every candidate pair; with the names
-/// held as bags, no vector is kept: each is made for its sketch, and for the full cosines the
-/// older vector once per run of its pairs (they come sorted) and the newer one per pair.
+/// sketches (256 bytes per entity) and one block's list (4 MB to 5 MB of pairs packed in 32 bits
+/// for up to 65,536 eligible entities, twice that beyond) instead of every candidate pair; with
+/// the names held as bags, no vector is kept: each is made for its sketch, and for the full
+/// cosines the older vector once per run of its pairs (they come sorted) and the newer one per
+/// pair.
 fn lsh_link(
+    rows: &EntityRows<'_>,
+    neighbours: &mut [Vec<(u32, f32)>],
+    k_thr: (usize, f32),
+    eligible: &[u32],
+    first_new: usize,
+    stats: &mut SynonymStats,
+    progress: &mut dyn FnMut(usize, usize),
+) {
+    if eligible.len() <= 1 << 16 {
+        lsh_link_with::<u32>(rows, neighbours, k_thr, eligible, first_new, stats, progress)
+    } else {
+        lsh_link_with::<u64>(rows, neighbours, k_thr, eligible, first_new, stats, progress)
+    }
+}
+
+/// [`lsh_link`] with candidate pairs packed as `P`.
+fn lsh_link_with<P: PairKey>(
     rows: &EntityRows<'_>,
     neighbours: &mut [Vec<(u32, f32)>],
     (k, thr): (usize, f32),
@@ -608,19 +659,17 @@ fn lsh_link(
     progress(0, LSH_TABLES);
     let rot = Rotations::new(dim);
     let (mut y, mut z) = (vec![0.0f32; rot.n], vec![0.0f32; rot.n]);
-    // Two views of the sketches: the filter bits (one cache line per entity, read per bucket
-    // pair) and whole (the tables' keys, the second filter and the shared tables).
-    let mut sketches = vec![0u64; ne * LSH_WORDS];
-    let mut filter = vec![FilterBits::default(); ne];
+    // The sketches: the first line of each (the filter bits) is read per bucket pair, the whole
+    // for the tables' keys, the second filter and the shared tables.
+    let mut sketches = vec![Sketch([0; LSH_WORDS]); ne];
     let (mut older, mut newer) = (Vec::new(), Vec::new());
-    for (i, &e) in eligible.iter().enumerate() {
-        let sk = &mut sketches[i * LSH_WORDS..(i + 1) * LSH_WORDS];
-        rot.sketch(rows.row(e, &mut older), &mut y, &mut z, sk);
-        filter[i].0.copy_from_slice(&sk[..LSH_FILTER_BITS / 64]);
+    for (sk, &e) in sketches.iter_mut().zip(eligible) {
+        rot.sketch(rows.row(e, &mut older), &mut y, &mut z, &mut sk.0);
     }
     // The older vector of the pairs being compared (made once per run of pairs that share it).
     let mut older_of = usize::MAX;
-    let sk = |i: usize| &sketches[i * LSH_WORDS..(i + 1) * LSH_WORDS];
+    let sk = |i: usize| &sketches[i].0[..];
+    let filter = |i: usize| &sketches[i].0[..LSH_FILTER_BITS / 64];
     let tables = lsh_tables();
     let limit = lsh_hamming_limit(thr, LSH_FILTER_BITS);
     let limit_full = lsh_hamming_limit(thr, LSH_BITS);
@@ -633,7 +682,7 @@ fn lsh_link(
     let mut keys = vec![0u16; ne * KEY_GROUP];
     // Pairs that passed the filter since `block_start` (a pair in several of those tables
     // appears once per table until the sort).
-    let mut cands: Vec<u64> = Vec::with_capacity(LSH_CHUNK_PAIRS + LSH_CHUNK_PAIRS / 4);
+    let mut cands: Vec<P> = Vec::with_capacity(LSH_CHUNK_PAIRS + LSH_CHUNK_PAIRS / 4);
     let mut block_start = 0usize;
     let by_byte = tables_by_byte(&tables);
     for (t, _) in tables.iter().enumerate() {
@@ -672,10 +721,10 @@ fn lsh_link(
             let new_from = bucket.partition_point(|&i| (i as usize) < first_new);
             for (qi, &q) in bucket.iter().enumerate().skip(new_from.max(1)) {
                 let q = q as usize;
-                let fq = &filter[q].0;
+                let fq = filter(q);
                 for &p in &bucket[..qi] {
                     let p = p as usize;
-                    let fp = &filter[p].0;
+                    let fp = filter(p);
                     stats.bucket_pairs += 1;
                     let mut ham = 0u32;
                     for w in 0..fp.len() {
@@ -684,7 +733,7 @@ fn lsh_link(
                     if ham > limit {
                         continue;
                     }
-                    cands.push((p as u64) << 32 | q as u64);
+                    cands.push(P::pack(p, q));
                 }
             }
         }
@@ -695,7 +744,7 @@ fn lsh_link(
             cands.sort_unstable();
             cands.dedup();
             for &pq in &cands {
-                let (p, q) = ((pq >> 32) as usize, (pq & 0xFFFF_FFFF) as usize);
+                let (p, q) = pq.unpack();
                 let (sp, sq) = (sk(p), sk(q));
                 let ham: u32 = sp.iter().zip(sq).map(|(x, y)| (x ^ y).count_ones()).sum();
                 if ham > limit_full || shares_table_before(sp, sq, &by_byte, block_start) {
@@ -844,6 +893,51 @@ mod tests {
                 (f64::from(diff) - want).abs() < 113.0,
                 "cos {target}: {diff} bits differ, expected {want:.0}"
             );
+        }
+    }
+
+    #[test]
+    fn pairs_packed_in_32_or_64_bits_give_the_same_lists() {
+        // Keys keep the (p, q) order and round-trip.
+        let pairs = [(0, 1), (0, 65535), (1, 2), (7, 9), (65534, 65535)];
+        for w in pairs.windows(2) {
+            let (a, b) = (w[0], w[1]);
+            assert!(u32::pack(a.0, a.1) < u32::pack(b.0, b.1), "{a:?} {b:?}");
+            assert!(u64::pack(a.0, a.1) < u64::pack(b.0, b.1), "{a:?} {b:?}");
+        }
+        for &(p, q) in &pairs {
+            assert_eq!(u32::pack(p, q).unpack(), (p, q));
+            assert_eq!(u64::pack(p, q).unpack(), (p, q));
+        }
+        assert_eq!(u64::pack(70_000, 4_000_000_000).unpack(), (70_000, 4_000_000_000));
+        // 700 vectors in 70 tight clusters (cosines ≈ 0.9 within a cluster): both packings
+        // list and compare the same pairs, so the lists and counts are equal.
+        let (n, dim) = (700usize, 96usize);
+        let mut state = 5u64;
+        let mut noise = |state: &mut u64| (splitmix(state) % 2001) as f32 / 1000.0 - 1.0;
+        let centres: Vec<Vec<f32>> = (0..70).map(|_| (0..dim).map(|_| noise(&mut state)).collect()).collect();
+        let mut data = Vec::with_capacity(n * dim);
+        for i in 0..n {
+            let mut v: Vec<f32> = centres[i % 70].iter().map(|&c| c + 0.35 * noise(&mut state)).collect();
+            crate::embed::l2_normalize(&mut v);
+            data.extend(v);
+        }
+        let m = crate::embed::VectorMatrix::from_rows(dim, data).unwrap();
+        let rows = EntityRows::Matrix(&m);
+        let eligible: Vec<u32> = (0..n as u32).collect();
+        let run = |packed32: bool, first_new: usize| {
+            let mut lists = vec![Vec::new(); n];
+            let mut stats = SynonymStats::default();
+            let f = if packed32 { lsh_link_with::<u32> } else { lsh_link_with::<u64> };
+            f(&rows, &mut lists, (5, 0.8), &eligible, first_new, &mut stats, &mut |_, _| {});
+            (lists, stats)
+        };
+        for first_new in [0, 300] {
+            let (a, sa) = run(true, first_new);
+            let (b, sb) = run(false, first_new);
+            assert!(sa.above_threshold > 500, "{sa:?}");
+            assert_eq!(sa, sb);
+            assert_eq!(a, b);
         }
     }
 
