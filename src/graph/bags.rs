@@ -417,6 +417,13 @@ impl BagVectors<'_> {
         self.bags.dim
     }
 
+    /// True when text `text`'s vector is the zero vector (no known token, or a sum of rows with
+    /// no finite norm), without making it. O(1).
+    pub fn is_zero(&self, text: usize) -> bool {
+        let (len, i) = self.locate[text];
+        len == 0 || self.groups[len as usize].inv_norms[i as usize] == 0.0
+    }
+
     /// Write text `text`'s vector into `out` (`dim` floats): the normalised sum of its rows,
     /// made with the static embedder's additions in its order, so the bits of
     /// [`crate::embed::Embedder::embed_batch`]'s vector of the text (and of
@@ -545,6 +552,9 @@ mod tests {
         named.extend(BagSet::Entities, &e, &texts).unwrap();
         let view = named.vectors(BagSet::Entities);
         assert_eq!(view.len(), texts.len());
+        // The empty and blank texts (3, 4) have the zero vector, the others do not.
+        let zero: Vec<bool> = (0..texts.len()).map(|i| view.is_zero(i)).collect();
+        assert_eq!(zero, [false, false, false, true, true, false, false, false, false]);
         let mut one = vec![f32::NAN; e.dim()];
         for (i, want) in vectors.chunks_exact(e.dim()).enumerate() {
             view.vector_into(i, &mut one);

@@ -15,7 +15,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{EntityRows, Store};
-use crate::embed::{dot, is_zero};
+use crate::embed::dot;
 use crate::text::normalize::alnum_count;
 
 /// Leading dimensions used for the bound (when the vectors have more than twice as many; even).
@@ -273,11 +273,8 @@ pub(super) fn link(s: &mut Store, progress: &mut dyn FnMut(usize, usize)) -> Syn
         progress(0, 0);
         return stats;
     }
-    let mut scratch = Vec::new();
     let eligible: Vec<u32> = (0..n as u32)
-        .filter(|&e| {
-            alnum_count(&s.entity_keys[e as usize]) >= min_alnum && !is_zero(rows.row(e, &mut scratch))
-        })
+        .filter(|&e| alnum_count(&s.entity_keys[e as usize]) >= min_alnum && !rows.is_zero(e))
         .collect();
     let ne = eligible.len();
     stats.eligible = ne;
@@ -914,7 +911,7 @@ mod tests {
         // list and compare the same pairs, so the lists and counts are equal.
         let (n, dim) = (700usize, 96usize);
         let mut state = 5u64;
-        let mut noise = |state: &mut u64| (splitmix(state) % 2001) as f32 / 1000.0 - 1.0;
+        let noise = |state: &mut u64| (splitmix(state) % 2001) as f32 / 1000.0 - 1.0;
         let centres: Vec<Vec<f32>> = (0..70).map(|_| (0..dim).map(|_| noise(&mut state)).collect()).collect();
         let mut data = Vec::with_capacity(n * dim);
         for i in 0..n {

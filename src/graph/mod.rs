@@ -771,6 +771,17 @@ impl<'a> EntityRows<'a> {
         }
     }
 
+    /// True when entity `e`'s vector is the zero vector (for the bags, without making it).
+    pub(crate) fn is_zero(&self, e: u32) -> bool {
+        match self {
+            EntityRows::Matrix(m) => {
+                let dim = m.dim();
+                crate::embed::is_zero(&m.as_slice()[e as usize * dim..(e as usize + 1) * dim])
+            }
+            EntityRows::Bags(b) => b.is_zero(e as usize),
+        }
+    }
+
     /// Entity `e`'s vector written into `out` (resized to `dim`), in either form.
     pub(crate) fn row_into(&self, e: u32, out: &mut Vec<f32>) {
         match self {
