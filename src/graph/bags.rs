@@ -361,6 +361,47 @@ impl TokenBags {
         BagVectors { bags: self, groups, locate }
     }
 
+    /// Text `text`'s vector of `set` into `out` (`dim` floats), as [`BagVectors::vector_into`]
+    /// gives it, for one text: its bag is found by a binary search in each length's group
+    /// (texts are appended in order), O(groups · log texts + tokens × dim), without
+    /// [`TokenBags::vectors`]' locator. `false` (and `out` untouched) for a text past the set
+    /// or an `out` of another length.
+    pub fn vector_into(&self, set: BagSet, text: usize, out: &mut [f32]) -> bool {
+        if out.len() != self.dim {
+            return false;
+        }
+        let groups = &self.sets[set as usize].groups;
+        let Ok(t) = u32::try_from(text) else { return false };
+        for (len, g) in groups.iter().enumerate() {
+            if let Ok(i) = g.texts.binary_search(&t) {
+                self.write_vector(groups, len, i, out);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// The normalised sum of the rows of the bag at position `i` of `groups[len]` into `out`,
+    /// with the additions of `StaticTable::add_row` in the embedder's order (its bits).
+    fn write_vector(&self, groups: &[BagGroup], len: usize, i: usize, out: &mut [f32]) {
+        let dim = self.dim;
+        out.fill(0.0);
+        if len == 0 {
+            return;
+        }
+        let g = &groups[len];
+        for &slot in &g.slots[i * len..(i + 1) * len] {
+            let slot = slot as usize;
+            let s = self.scales[slot];
+            // As `StaticTable::add_row`: the same product and addition per entry.
+            for (a, &v) in out.iter_mut().zip(&self.rows[slot * dim..(slot + 1) * dim]) {
+                *a += s * f32::from(v);
+            }
+        }
+        let inv = g.inv_norms[i];
+        out.iter_mut().for_each(|x| *x *= inv);
+    }
+
     /// `sₜ · (r̂ₜ · q)` in `f32` for the token in `slot`.
     fn exact_dot(&self, slot: usize, query: &[f32]) -> f32 {
         self.scales[slot] * dot_i8_f32(&self.rows[slot * self.dim..(slot + 1) * self.dim], query)
@@ -435,22 +476,7 @@ impl BagVectors<'_> {
         let dim = self.bags.dim;
         assert_eq!(out.len(), dim, "a vector of {dim} floats");
         let (len, i) = self.locate[text];
-        let (len, i) = (len as usize, i as usize);
-        out.fill(0.0);
-        if len == 0 {
-            return;
-        }
-        let g = &self.groups[len];
-        for &slot in &g.slots[i * len..(i + 1) * len] {
-            let slot = slot as usize;
-            let s = self.bags.scales[slot];
-            // As `StaticTable::add_row`: the same product and addition per entry.
-            for (a, &v) in out.iter_mut().zip(&self.bags.rows[slot * dim..(slot + 1) * dim]) {
-                *a += s * f32::from(v);
-            }
-        }
-        let inv = g.inv_norms[i];
-        out.iter_mut().for_each(|x| *x *= inv);
+        self.bags.write_vector(self.groups, len as usize, i as usize, out);
     }
 }
 
@@ -556,9 +582,14 @@ mod tests {
         let zero: Vec<bool> = (0..texts.len()).map(|i| view.is_zero(i)).collect();
         assert_eq!(zero, [false, false, false, true, true, false, false, false, false]);
         let mut one = vec![f32::NAN; e.dim()];
+        assert!(!named.vector_into(BagSet::Entities, texts.len(), &mut one));
+        assert!(!named.vector_into(BagSet::Entities, 0, &mut [0.0; 3]));
         for (i, want) in vectors.chunks_exact(e.dim()).enumerate() {
             view.vector_into(i, &mut one);
             assert!(one.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()), "text {i}");
+            let mut single = vec![f32::NAN; e.dim()];
+            assert!(named.vector_into(BagSet::Entities, i, &mut single));
+            assert!(single.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()), "text {i}");
         }
         let mut queries: Vec<Vec<f32>> = ["Who directed Plan 9?", "German city of birth", "habits"]
             .iter()

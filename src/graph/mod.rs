@@ -615,14 +615,15 @@ impl Graph {
 
     /// Entity `e`'s vector (entity ordinal; `dim` floats, L2-normalised, the embedder's bits),
     /// however it is held: copied from [`Graph::entity_vectors`], or made from the name's bag
-    /// of the static embedder's rows. `None` for an ordinal without a vector.
+    /// of the static embedder's rows ([`TokenBags::vector_into`]). `None` for an ordinal
+    /// without a vector.
     pub fn entity_vector(&self, e: usize) -> Option<Vec<f32>> {
-        let rows = self.store.entity_rows();
-        if e >= rows.len() {
-            return None;
+        let s = &self.store;
+        if s.entities_as_bags() {
+            let mut out = vec![0.0f32; s.bags.dim()];
+            return s.bags.vector_into(BagSet::Entities, e, &mut out).then_some(out);
         }
-        let mut scratch = Vec::new();
-        Some(rows.row(e as u32, &mut scratch).to_vec())
+        s.entity_vectors.row(e).map(<[f32]>::to_vec)
     }
 
     /// Heap bytes held by each of the graph's structures, estimated from capacities (hash
