@@ -163,6 +163,18 @@ impl Engine {
         })
     }
 
+    /// An empty engine with `config` that shares this engine's static embedder (the same
+    /// `Rc`: the token table is not copied), as a corpus that replaces this one needs it. The
+    /// MiniLM slot and CAGE's encoder are not carried over.
+    ///
+    /// # Errors
+    /// As [`Engine::new`].
+    pub fn empty_like(&self, config: IndexConfig) -> Result<Engine> {
+        let mut engine = Engine::new(config)?;
+        engine.embedders[slot_index(EmbedderSlot::Static)] = self.embedder(EmbedderSlot::Static).cloned();
+        Ok(engine)
+    }
+
     /// An engine collecting `corpus`, with `config`.
     ///
     /// # Errors

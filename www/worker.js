@@ -79,7 +79,8 @@ let engine = null;
 // Names of the files and texts in the corpus (documents get unique names, so their ids do too).
 let sourceNames = [];
 let info = { methods: [], version: '' };
-// The static embedder's files once fetched and loaded without error: {table, vocab, dims}.
+// The static embedder once fetched and loaded into the engine without error: {dims}. Its files
+// are not kept: every later engine shares the loaded table (`Engine.emptyLike`).
 let embedderFiles = null;
 // The download of the embedder's files in progress, so that 'cancel-embedder' can stop it.
 let embedderDownload = null;
@@ -157,23 +158,22 @@ function methodsInfo() {
   };
 }
 
-/** A new, empty engine, with the static embedder when it has been loaded before. */
+/**
+ * A new, empty engine, with the static embedder when it has been loaded before: it shares the
+ * current engine's table rather than loading a second copy into the engine's memory.
+ */
 function newEngine() {
-  const e = new Engine(undefined);
-  if (embedderFiles) {
-    try {
-      e.loadStaticEmbedder(embedderFiles.table, embedderFiles.vocab, undefined);
-    } catch (err) {
-      e.free();
-      throw err;
-    }
-  }
-  return e;
+  return engine ? engine.emptyLike(undefined) : new Engine(undefined);
 }
 
 /** The kind of input a file name stands for: JSONL passages or a text/Markdown document. */
 function kindOf(name) {
   return /\.jsonl$/i.test(name) ? 'jsonl' : 'document';
+}
+
+/** The dimension of `e`'s static embedder (null without one). */
+function staticDims(e) {
+  return (e.stats().embedders || []).find((x) => x.name === 'static')?.dims ?? null;
 }
 
 function addSource(target, src) {
@@ -363,34 +363,32 @@ async function loadEmbedder(id, silent = false) {
     return status;
   }
   const t0 = now();
-  let files = embedderFiles;
+  let files = null;
   let downloadMs = 0;
   let downloadBytes = 0;
-  if (!files) {
-    const controller = new AbortController();
-    embedderDownload = controller;
+  const controller = new AbortController();
+  embedderDownload = controller;
+  try {
+    const [table, vocabBytes] = await download([EMBEDDER_TABLE_URL, EMBEDDER_VOCAB_URL], controller.signal);
+    downloadMs = now() - t0;
+    downloadBytes = table.length + vocabBytes.length;
+    let vocab;
     try {
-      const [table, vocabBytes] = await download([EMBEDDER_TABLE_URL, EMBEDDER_VOCAB_URL], controller.signal);
-      downloadMs = now() - t0;
-      downloadBytes = table.length + vocabBytes.length;
-      let vocab;
-      try {
-        vocab = new TextDecoder('utf-8', { fatal: true }).decode(vocabBytes);
-      } catch {
-        throw new Error(`${EMBEDDER_VOCAB_URL} is not UTF-8 text`);
-      }
-      files = { table, vocab, dims: null };
-    } catch (err) {
-      if (controller.signal.aborted) {
-        reply({ cancelled: true });
-        return status;
-      }
-      post({ type: 'error', during: 'load-embedder', message: `The embeddings could not be loaded: ${message(err)}` });
-      reply({ failed: true });
-      return status;
-    } finally {
-      if (embedderDownload === controller) embedderDownload = null;
+      vocab = new TextDecoder('utf-8', { fatal: true }).decode(vocabBytes);
+    } catch {
+      throw new Error(`${EMBEDDER_VOCAB_URL} is not UTF-8 text`);
     }
+    files = { table, vocab };
+  } catch (err) {
+    if (controller.signal.aborted) {
+      reply({ cancelled: true });
+      return status;
+    }
+    post({ type: 'error', during: 'load-embedder', message: `The embeddings could not be loaded: ${message(err)}` });
+    reply({ failed: true });
+    return status;
+  } finally {
+    if (embedderDownload === controller) embedderDownload = null;
   }
   const t1 = now();
   try {
@@ -407,8 +405,7 @@ async function loadEmbedder(id, silent = false) {
     return 'failed';
   }
   const s = engine.stats();
-  files.dims = (s.embedders || []).find((e) => e.name === 'static')?.dims ?? null;
-  embedderFiles = files;
+  embedderFiles = { dims: staticDims(engine) };
   reply({
     stats: s,
     timing: { downloadMs, downloadBytes, loadMs: now() - t1, passages: s.built ? s.passages : 0, totalMs: now() - t0 },
@@ -815,11 +812,8 @@ async function loadIndexBytes(bytes, name, extraTiming = {}) {
         target.free();
         target = new Engine(undefined);
         target.loadStaticEmbedder(table, vocab, undefined);
-        embedderFiles = { table, vocab, dims: null };
+        embedderFiles = { dims: staticDims(target) };
       }
-    }
-    if (embedderFiles && embedderFiles.dims === null) {
-      embedderFiles.dims = (target.stats().embedders || []).find((e) => e.name === 'static')?.dims ?? null;
     }
   } catch (err) {
     target.free();

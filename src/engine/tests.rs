@@ -168,3 +168,41 @@ fn parts_built_elsewhere_give_the_engine_built_here() {
         assert_eq!(a, b, "{m}");
     }
 }
+
+#[test]
+fn an_empty_engine_like_another_shares_its_static_embedder_only() {
+    let old = graph_engine();
+    let mut config = IndexConfig::default();
+    config.bm25.k1 = 1.2;
+    let mut e = old.empty_like(config).unwrap();
+    // The same embedder, not a copy; nothing of the old corpus, graph or configuration.
+    assert!(Rc::ptr_eq(
+        e.embedder(EmbedderSlot::Static).unwrap(),
+        old.embedder(EmbedderSlot::Static).unwrap()
+    ));
+    assert!(e.embedder(EmbedderSlot::Minilm).is_none());
+    let s = e.stats();
+    assert_eq!((s.passages, s.built), (0, false));
+    assert_eq!(e.config().bm25.k1, 1.2);
+    // Built on another corpus, it offers the static embedder's methods, and its dense ranking
+    // is that of an engine given the embedder afresh.
+    e.add_passages(second()).unwrap();
+    e.build(&mut |_, _, _| {}).unwrap();
+    assert!(e.supports(Method::Dense) && !e.supports(Method::Catrag));
+    let mut fresh = Engine::new(IndexConfig::default()).unwrap();
+    fresh.set_embedder(EmbedderSlot::Static, static_embedder(), &mut |_, _, _| {}).unwrap();
+    fresh.add_passages(second()).unwrap();
+    fresh.build(&mut |_, _, _| {}).unwrap();
+    let ranked = |e: &Engine| {
+        let found = e.search("capital city of France", 2, Method::Dense, QueryOptions::default()).unwrap();
+        found.hits.iter().map(|h| (h.passage, h.score.to_bits())).collect::<Vec<_>>()
+    };
+    assert_eq!(ranked(&e), ranked(&fresh));
+    // An engine without a static embedder gives one without.
+    let bare = Engine::new(IndexConfig::default()).unwrap();
+    assert!(bare.empty_like(IndexConfig::default()).unwrap().embedder(EmbedderSlot::Static).is_none());
+    // Bad BM25 parameters are refused as by `Engine::new`.
+    let mut bad = IndexConfig::default();
+    bad.bm25.b = 2.0;
+    assert!(old.empty_like(bad).is_err());
+}

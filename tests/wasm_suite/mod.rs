@@ -80,6 +80,38 @@ fn wasm_search_equals_native_for_every_method() {
 }
 
 #[wasm_bindgen_test]
+fn an_empty_engine_like_another_shares_its_embedder() {
+    let mut first = Engine::new(None).map_err(message).unwrap();
+    first.load_static_embedder(TABLE, VOCAB, None).map_err(message).unwrap();
+    let mut engine = first.empty_like(None).map_err(message).unwrap();
+    // The old engine can go: the new one holds the embedder itself.
+    drop(first);
+    let stats: serde_json::Value = serde_wasm_bindgen::from_value(engine.stats()).unwrap();
+    assert_eq!(stats["passages"], 0);
+    assert_eq!(engine.add_jsonl("corpus.jsonl", common::CORPUS).map_err(message).unwrap(), 100);
+    engine.build(None).map_err(message).unwrap();
+    assert_eq!(available(&engine), vec!["bm25", "dense", "hybrid"]);
+    // The same dense ranking, ids and scores, as the native reference.
+    let want = common::expected();
+    let got: Vec<Expected> = common::questions()
+        .into_iter()
+        .map(|q| {
+            let hits = search_with(&engine, &q, common::K, "dense");
+            Expected {
+                ids: hits.iter().map(|h| h.id.clone()).collect(),
+                scores: hits.iter().map(|h| h.score).collect(),
+                question: q,
+            }
+        })
+        .collect();
+    common::assert_same(&got, &want["dense"]);
+    // A configuration is read as by the constructor: unknown keys are refused.
+    let bad = js_sys::JSON::parse(r#"{"nope": 1}"#).unwrap();
+    let e = engine.empty_like(Some(bad.unchecked_into())).err().map(message).unwrap();
+    assert!(e.starts_with("invalid configuration"), "{e}");
+}
+
+#[wasm_bindgen_test]
 fn a_corrupt_embedding_table_is_rejected() {
     let mut engine = Engine::new(None).map_err(message).unwrap();
     let e = engine.load_static_embedder(&TABLE[..1000], VOCAB, None).err().map(message).unwrap();
