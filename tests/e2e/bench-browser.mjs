@@ -5,7 +5,9 @@
 // report the embedder's download and the embedding of the whole corpus: embedMs,
 // embedPassagesPerSec), the engine's wasm memory after indexing, after the graph build and after
 // the searches (wasmMemoryStagesMB) and at the end, the benchmark's own PPR variants included
-// (wasmMemoryMB), and the renderer's peak resident memory (rendererPeakMB, from /proc on Linux).
+// (wasmMemoryMB), and the renderer's peak resident memory (rendererPeakMB, from /proc on Linux)
+// with its resident memory at the end by kind (rendererEndMB: anon, file, shmem).
+// BENCH_DIST=DIR serves another build of the page instead of dist/ (a before/after comparison).
 //
 //   node tests/e2e/bench-browser.mjs [bm25|dense|hybrid|dense-minilm] [corpus path under /shared-data,
 //                                    a .jsonl, default 2wiki-corpus-6k/corpus.jsonl] [--limit N]
@@ -18,7 +20,7 @@ import { launchChromium } from './chromium.mjs';
 import { serve } from '../../scripts/serve.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const dist = path.join(root, 'dist');
+const dist = process.env.BENCH_DIST || path.join(root, 'dist');
 const sharedData = path.resolve(root, '..', 'shared', 'data');
 // arguments in any order: the one ending in .jsonl is the corpus, the other the method
 let args = process.argv.slice(2);
@@ -67,12 +69,20 @@ try {
   try {
     const cdp = await browser.newBrowserCDPSession();
     const { processInfo } = await cdp.send('SystemInfo.getProcessInfo');
-    const peaks = processInfo
+    const kB = (status, field) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN);
+    const renderers = processInfo
       .filter((p) => p.type === 'renderer')
-      .map((p) => /VmHWM:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${p.id}/status`, 'utf8'))?.[1])
-      .filter(Boolean)
-      .map(Number);
-    result.rendererPeakMB = peaks.length ? Math.round(Math.max(...peaks) / 1024) : null;
+      .map((p) => fs.readFileSync(`/proc/${p.id}/status`, 'utf8'))
+      .filter((st) => Number.isFinite(kB(st, 'VmHWM')));
+    // the page's renderer is the one with the highest peak
+    const page = renderers.sort((a, b) => kB(b, 'VmHWM') - kB(a, 'VmHWM'))[0];
+    result.rendererPeakMB = page ? Math.round(kB(page, 'VmHWM') / 1024) : null;
+    // Its resident memory at the end, by kind: anonymous (the engine's wasm memory, the
+    // JavaScript heaps, compiled code: what the page's own work holds) and file-backed (mostly
+    // Chromium's own executable, shared with its other processes).
+    result.rendererEndMB = page
+      ? Object.fromEntries(['RssAnon', 'RssFile', 'RssShmem'].map((f) => [f.slice(3).toLowerCase(), Math.round(kB(page, f) / 1024)]))
+      : null;
   } catch (err) {
     result.rendererPeakMB = null;
     console.error(`bench-browser: renderer memory not read (${err.message})`);
