@@ -90,10 +90,19 @@ fn insert_sorted(v: &mut Vec<u32>, x: u32) -> bool {
 /// `"subject relation object"` from a triple's surface forms, white space collapsed, without a
 /// double space when the relation is empty.
 fn fact_text(t: &Triple) -> String {
-    let parts =
-        [collapse_whitespace(&t.subject), collapse_whitespace(&t.relation), collapse_whitespace(&t.object)];
-    let mut out = String::new();
-    for p in parts.iter().filter(|p| !p.is_empty()) {
+    join_fact_text(
+        &collapse_whitespace(&t.subject),
+        &collapse_whitespace(&t.relation),
+        &collapse_whitespace(&t.object),
+    )
+}
+
+/// `subject`, `relation` and `object` joined by single spaces, empty parts left out: a fact's
+/// text from its parts, sized exactly (the fact table holds one per fact). A saved graph
+/// stores a fact's text only where it differs from this join of its entities' names.
+pub(super) fn join_fact_text(subject: &str, relation: &str, object: &str) -> String {
+    let mut out = String::with_capacity(subject.len() + relation.len() + object.len() + 2);
+    for p in [subject, relation, object].into_iter().filter(|p| !p.is_empty()) {
         if !out.is_empty() {
             out.push(' ');
         }
@@ -368,6 +377,7 @@ impl GraphBuilder {
         if bags.is_some() {
             s.bags.shrink_to_fit();
         }
+        s.shrink_lists();
         Ok(())
     }
 
@@ -435,6 +445,28 @@ impl GraphBuilder {
 }
 
 impl Store {
+    /// Give back the spare capacity of the fact table and of the per-entity and per-passage
+    /// lists, which grew by doubling (a list of one id holds room for four) while triples were
+    /// added. Done once the build's additions are over and before the synonym kNN, whose
+    /// buffers then reuse the memory: in the page, whose memory never shrinks, that lowers the
+    /// peak (docs/method/speed.md §17). O(facts + entities + passages).
+    fn shrink_lists(&mut self) {
+        self.facts.shrink_to_fit();
+        for f in &mut self.facts {
+            f.passages.shrink_to_fit();
+        }
+        let lists = [
+            &mut self.entity_passages,
+            &mut self.entity_facts,
+            &mut self.passage_entities,
+            &mut self.passage_facts,
+        ];
+        for lists in lists {
+            lists.shrink_to_fit();
+            lists.iter_mut().for_each(Vec::shrink_to_fit);
+        }
+    }
+
     /// Get or create the entity node of `phrase` (normalised key `key`, non-empty).
     fn entity(&mut self, key: String, phrase: &str) -> u32 {
         if let Some(&node) = self.entity_by_key.get(&key) {
@@ -473,7 +505,8 @@ impl Store {
                     object,
                     relation: collapse_whitespace(&t.relation),
                     text: fact_text(t),
-                    passages: Vec::new(),
+                    // most facts are stated by one passage
+                    passages: Vec::with_capacity(1),
                 });
                 self.fact_by_key.insert(key, f);
                 summary.new_facts += 1;

@@ -53,7 +53,7 @@
 
 use rustc_hash::FxHashMap;
 
-use super::build::passage_hash;
+use super::build::{join_fact_text, passage_hash};
 use super::{
     normalize_entity, normalize_relation, EntityRows, Fact, Graph, GraphBuilder, GraphConfig, NodeKind, Store,
 };
@@ -61,19 +61,6 @@ use crate::corpus::Passage;
 use crate::embed::{dot, Embedder};
 use crate::error::{Error, Result};
 use crate::format::{Reader, Writer};
-
-/// "subject relation object" from the entity names, without a double space for an empty part:
-/// what [`Fact::text`] is when the triple's surface forms were the entities' display names.
-fn derived_fact_text(subject: &str, relation: &str, object: &str) -> String {
-    let mut out = String::with_capacity(subject.len() + relation.len() + object.len() + 2);
-    for p in [subject, relation, object].into_iter().filter(|p| !p.is_empty()) {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        out.push_str(p);
-    }
-    out
-}
 
 /// Each entity's synonym list from the unordered pairs `pairs[a]` (partners of `a` with a
 /// higher ordinal): cosine = [`dot`] of the two rows of `vectors` (`dim` wide), every list
@@ -257,7 +244,7 @@ impl Graph {
                 }
                 prev = po;
             }
-            if derived_fact_text(&s.entity_names[so], &f.relation, &s.entity_names[oo]) != f.text {
+            if join_fact_text(&s.entity_names[so], &f.relation, &s.entity_names[oo]) != f.text {
                 text_exceptions.push(i);
             }
         }
@@ -525,7 +512,7 @@ impl Graph {
                 next_text = if texts_read < n_texts { i as i64 + 1 + i64::from(texts.varint()?) } else { -1 };
                 t
             } else {
-                derived_fact_text(&s.entity_names[so], &relation, &s.entity_names[oo])
+                join_fact_text(&s.entity_names[so], &relation, &s.entity_names[oo])
             };
             let f = i as u32;
             for &p in &fps {

@@ -839,3 +839,29 @@ fn names_held_as_bags_give_the_edges_of_their_vectors() {
         assert_eq!(fingerprint(&g), fingerprint(&bags), "{search:?}");
     }
 }
+
+#[test]
+fn the_lists_keep_no_spare_room_after_the_build() {
+    // Triples add to the fact table and to each entity's and passage's lists one id at a time;
+    // once embedded (before the synonym kNN) every list holds exactly its ids, built whole or
+    // extended, and the graph is the same as before the lists were shrunk (the other tests).
+    let (passages, triples) = generated();
+    let e = crate::embed::StaticEmbedder::minilm().unwrap();
+    let whole = build(GraphConfig::default(), &passages, &triples, &e);
+    let first: Vec<Triple> = triples.iter().filter(|t| t.passage < 10).cloned().collect();
+    let second: Vec<Triple> = triples.iter().filter(|t| t.passage >= 10).cloned().collect();
+    let part = build(GraphConfig::default(), &passages[..10], &first, &e);
+    let (extended, _) = part.extend(10, &passages[10..], &second, &e, &mut |_, _, _| {}).unwrap();
+    for g in [&whole, &extended] {
+        let s = &g.store;
+        assert!(s.facts.len() > 50, "{} facts", s.facts.len());
+        assert_eq!(s.facts.capacity(), s.facts.len());
+        assert!(s.facts.iter().all(|f| f.passages.capacity() == f.passages.len()));
+        for lists in [&s.entity_passages, &s.entity_facts, &s.passage_entities, &s.passage_facts] {
+            assert_eq!(lists.capacity(), lists.len());
+            assert!(lists.iter().all(|l| l.capacity() == l.len()));
+        }
+        assert!(s.facts.iter().all(|f| f.text.capacity() <= f.text.len() + 2));
+    }
+    assert_eq!(fingerprint(&whole), fingerprint(&extended));
+}
