@@ -1,6 +1,7 @@
 //! Building and extending the graph: [`GraphBuilder`] and [`build_graph`] (module docs of
 //! [`super`]; METHOD.md §1; HippoRAG 2 §3 indexing).
 
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
 use super::knn::{self, SynonymStats};
@@ -95,6 +96,13 @@ fn fact_text(t: &Triple) -> String {
         &collapse_whitespace(&t.relation),
         &collapse_whitespace(&t.object),
     )
+}
+
+/// Entity ordinals `0..keys.len()` sorted by their keys (byte order). O(n log n) comparisons.
+pub(super) fn entity_order(keys: &[String]) -> Vec<u32> {
+    let mut order: Vec<u32> = (0..keys.len() as u32).collect();
+    order.sort_unstable_by(|&a, &b| keys[a as usize].cmp(&keys[b as usize]));
+    order
 }
 
 /// `subject`, `relation` and `object` joined by single spaces, empty parts left out: a fact's
@@ -426,7 +434,7 @@ impl GraphBuilder {
     /// either way, so check [`GraphBuilder::pending_embeddings`] and
     /// [`GraphBuilder::pending_links`] when unsure), or when the graph has more than `u32::MAX`
     /// arcs.
-    pub fn finish(self) -> Result<Graph> {
+    pub fn finish(mut self) -> Result<Graph> {
         let pending = self.pending_embeddings();
         if pending > 0 {
             return Err(Error::Config(format!(
@@ -438,6 +446,9 @@ impl GraphBuilder {
             return Err(Error::Config(format!(
                 "{links} entities are not linked yet: link synonyms before finishing"
             )));
+        }
+        if self.store.entity_order.len() != self.store.entity_keys.len() {
+            self.store.entity_order = entity_order(&self.store.entity_keys);
         }
         let csr = csr::build(&self.store)?;
         Ok(Graph { store: self.store, csr, entity_quant: std::sync::OnceLock::new() })
@@ -451,6 +462,10 @@ impl Store {
     /// buffers then reuse the memory: in the page, whose memory never shrinks, that lowers the
     /// peak (docs/method/speed.md §17). O(facts + entities + passages).
     fn shrink_lists(&mut self) {
+        // Only adding triples reads the entity and fact lookups (2.6 and 2.8 MB on 2wiki-6k); a
+        // later addition makes them again, and queries search `entity_order`.
+        self.entity_by_key = FxHashMap::default();
+        self.fact_by_key = FxHashMap::default();
         self.facts.shrink_to_fit();
         for f in &mut self.facts {
             f.passages.shrink_to_fit();
@@ -467,9 +482,36 @@ impl Store {
         }
     }
 
+    /// The entity lookup by key, made from `entity_keys` when it was emptied
+    /// ([`Store::shrink_lists`]): O(entities) then, O(1) otherwise.
+    fn entity_lookup(&mut self) -> &mut FxHashMap<String, u32> {
+        if self.entity_by_key.len() != self.entity_keys.len() {
+            self.entity_by_key.clear();
+            self.entity_by_key.reserve(self.entity_keys.len());
+            for (key, &node) in self.entity_keys.iter().zip(&self.entity_nodes) {
+                self.entity_by_key.insert(key.clone(), node);
+            }
+        }
+        &mut self.entity_by_key
+    }
+
+    /// The fact lookup by (subject, normalised relation, object), made from the fact table when
+    /// it was emptied ([`Store::shrink_lists`]) or never made (a loaded graph): O(facts) then,
+    /// O(1) otherwise.
+    pub(super) fn fact_lookup(&mut self) -> &mut FxHashMap<(u32, String, u32), u32> {
+        if self.fact_by_key.len() != self.facts.len() {
+            self.fact_by_key.clear();
+            self.fact_by_key.reserve(self.facts.len());
+            for (i, f) in self.facts.iter().enumerate() {
+                self.fact_by_key.insert((f.subject, normalize_relation(&f.relation), f.object), i as u32);
+            }
+        }
+        &mut self.fact_by_key
+    }
+
     /// Get or create the entity node of `phrase` (normalised key `key`, non-empty).
     fn entity(&mut self, key: String, phrase: &str) -> u32 {
-        if let Some(&node) = self.entity_by_key.get(&key) {
+        if let Some(&node) = self.entity_lookup().get(&key) {
             return node;
         }
         let node = self.nodes.len() as u32;
@@ -477,6 +519,7 @@ impl Store {
         self.entity_nodes.push(node);
         self.entity_names.push(collapse_whitespace(phrase));
         self.entity_keys.push(key.clone());
+        // The lookup was made complete by the `get` above; it stays so with this entry.
         self.entity_by_key.insert(key, node);
         self.entity_passages.push(Vec::new());
         self.entity_facts.push(Vec::new());
@@ -496,7 +539,7 @@ impl Store {
         let object = self.entity(okey, &t.object);
         summary.new_entities += self.entity_nodes.len() - before;
         let key = (subject, normalize_relation(&t.relation), object);
-        let fact = match self.fact_by_key.get(&key) {
+        let fact = match self.fact_lookup().get(&key) {
             Some(&f) => f,
             None => {
                 let f = self.facts.len() as u32;
@@ -508,6 +551,7 @@ impl Store {
                     // most facts are stated by one passage
                     passages: Vec::with_capacity(1),
                 });
+                // The lookup was made complete by the `get` above; it stays so with this entry.
                 self.fact_by_key.insert(key, f);
                 summary.new_facts += 1;
                 f

@@ -301,8 +301,14 @@ struct Store {
     entity_nodes: Vec<u32>,
     entity_names: Vec<String>,
     entity_keys: Vec<String>,
-    /// Normalised key → entity node id.
+    /// Normalised key → entity node id, for adding triples only: emptied once the build's
+    /// additions are over and made again from `entity_keys` when passages are added later
+    /// ([`Store::entity_lookup`]). Complete whenever it is not empty.
     entity_by_key: FxHashMap<String, u32>,
+    /// Entity ordinals sorted by key (keys are unique): what [`Graph::entity_id`] searches, 4
+    /// bytes per entity instead of a map holding a second copy of every key. Made by
+    /// [`GraphBuilder::finish`] (and checked for repeated keys when a graph is read).
+    entity_order: Vec<u32>,
     /// Entity ordinal → passage node ids containing it (ascending).
     entity_passages: Vec<Vec<u32>>,
     /// Entity ordinal → fact ids it is subject or object of (ascending).
@@ -322,7 +328,9 @@ struct Store {
     passage_by_hash: FxHashMap<u128, u32>,
 
     facts: Vec<Fact>,
-    /// (subject node, normalised relation, object node) → fact id.
+    /// (subject node, normalised relation, object node) → fact id, for adding triples only:
+    /// emptied once the build's additions are over and made again from [`Store::facts`] when
+    /// passages are added later ([`Store::fact_lookup`]). Complete whenever it is not empty.
     fact_by_key: FxHashMap<(u32, String, u32), u32>,
     /// Unordered entity pair (low id, high id) → relation weight.
     relation_weights: FxHashMap<(u32, u32), f32>,
@@ -447,7 +455,10 @@ impl Graph {
     /// finds the node of `"beatles"`. `None` when there is none (or the phrase normalises to
     /// nothing).
     pub fn entity_id(&self, phrase: &str) -> Option<u32> {
-        self.store.entity_by_key.get(&normalize_entity(phrase)).copied()
+        let key = normalize_entity(phrase);
+        let s = &self.store;
+        let at = s.entity_order.binary_search_by(|&o| s.entity_keys[o as usize].as_str().cmp(&key)).ok()?;
+        s.entity_nodes.get(s.entity_order[at] as usize).copied()
     }
 
     /// The passage node standing for corpus passage `index` (duplicates share one).
@@ -655,7 +666,8 @@ impl Graph {
             (
                 "entity lookup by key",
                 map(s.entity_by_key.capacity(), std::mem::size_of::<(String, u32)>())
-                    + s.entity_by_key.keys().map(String::capacity).sum::<usize>(),
+                    + s.entity_by_key.keys().map(String::capacity).sum::<usize>()
+                    + s.entity_order.capacity() * 4,
             ),
             ("entity passages and facts", lists(&s.entity_passages) + lists(&s.entity_facts)),
             (

@@ -53,10 +53,8 @@
 
 use rustc_hash::FxHashMap;
 
-use super::build::{join_fact_text, passage_hash};
-use super::{
-    normalize_entity, normalize_relation, EntityRows, Fact, Graph, GraphBuilder, GraphConfig, NodeKind, Store,
-};
+use super::build::{entity_order, join_fact_text, passage_hash};
+use super::{normalize_entity, EntityRows, Fact, Graph, GraphBuilder, GraphConfig, NodeKind, Store};
 use crate::corpus::Passage;
 use crate::embed::{dot, Embedder};
 use crate::error::{Error, Result};
@@ -657,17 +655,15 @@ impl Graph {
     }
 }
 
-/// Rebuild a freshly read store's lookup maps and relation weights, as the builder keeps them.
+/// Rebuild a freshly read store's entity order, passage maps and relation weights (the entity
+/// and fact lookups are made when passages are added).
 /// `Err` carries what is wrong: two entities with one key, a corpus passage in two passage nodes.
 fn index_maps(s: &mut Store, passages: &[Passage]) -> std::result::Result<(), String> {
-    let mut by_key = FxHashMap::default();
-    by_key.reserve(s.entity_keys.len());
-    for (e, key) in s.entity_keys.iter().enumerate() {
-        if by_key.insert(key.clone(), s.entity_nodes[e]).is_some() {
-            return Err(format!("two entities share the key {key:?}"));
-        }
+    let order = entity_order(&s.entity_keys);
+    if let Some(w) = order.windows(2).find(|w| s.entity_keys[w[0] as usize] == s.entity_keys[w[1] as usize]) {
+        return Err(format!("two entities share the key {:?}", s.entity_keys[w[0] as usize]));
     }
-    s.entity_by_key = by_key;
+    s.entity_order = order;
     for p in 0..s.passage_nodes.len() {
         let node = s.passage_nodes[p];
         for &i in &s.passage_indices[p] {
@@ -678,8 +674,7 @@ fn index_maps(s: &mut Store, passages: &[Passage]) -> std::result::Result<(), St
         let first = &passages[s.passage_indices[p][0] as usize];
         s.passage_by_hash.insert(passage_hash(&first.title, &first.text), node);
     }
-    for (i, f) in s.facts.iter().enumerate() {
-        s.fact_by_key.insert((f.subject, normalize_relation(&f.relation), f.object), i as u32);
+    for f in &s.facts {
         if f.subject != f.object {
             *s.relation_weights.entry((f.subject.min(f.object), f.subject.max(f.object))).or_insert(0.0) +=
                 f.passages.len() as f32;
@@ -705,13 +700,13 @@ impl Graph {
             sorted(m).into_iter().map(|(k, w)| (k, w.to_bits())).collect()
         };
         let (a, b) = (&self.store, &other.store);
-        let checks: [(&str, bool); 20] = [
+        let checks: [(&str, bool); 19] = [
             ("config", a.config == b.config),
             ("nodes", a.nodes == b.nodes),
             ("entity_nodes", a.entity_nodes == b.entity_nodes),
             ("entity_names", a.entity_names == b.entity_names),
             ("entity_keys", a.entity_keys == b.entity_keys),
-            ("entity_by_key", sorted(&a.entity_by_key) == sorted(&b.entity_by_key)),
+            ("entity_order", a.entity_order == b.entity_order),
             ("entity_passages", a.entity_passages == b.entity_passages),
             ("entity_facts", a.entity_facts == b.entity_facts),
             ("passage_nodes", a.passage_nodes == b.passage_nodes),
@@ -721,7 +716,6 @@ impl Graph {
             ("passage_by_index", sorted(&a.passage_by_index) == sorted(&b.passage_by_index)),
             ("passage_by_hash", sorted(&a.passage_by_hash) == sorted(&b.passage_by_hash)),
             ("facts", a.facts == b.facts),
-            ("fact_by_key", sorted(&a.fact_by_key) == sorted(&b.fact_by_key)),
             ("relation_weights", weights(&a.relation_weights) == weights(&b.relation_weights)),
             (
                 "vectors",
@@ -861,8 +855,8 @@ mod tests {
         let mut s = g.store.clone();
         // A key that is not the name's normal form, and a fact text from other surface forms.
         let old = std::mem::replace(&mut s.entity_keys[3], "a key of its own".into());
-        let node = s.entity_by_key.remove(&old).unwrap();
-        s.entity_by_key.insert("a key of its own".into(), node);
+        assert_ne!(old, s.entity_keys[3]);
+        s.entity_order = entity_order(&s.entity_keys);
         s.facts[5].text = "Surface Form relation Other Form".into();
         // Its tokens are those of its text, as the builder would have taken them.
         assert!(s.fact_vectors.is_empty(), "the static embedder's graph keeps its facts as token bags");

@@ -865,3 +865,47 @@ fn the_lists_keep_no_spare_room_after_the_build() {
     }
     assert_eq!(fingerprint(&whole), fingerprint(&extended));
 }
+
+#[test]
+fn facts_and_entities_stated_again_after_the_build_are_found_in_the_remade_lookups() {
+    // The entity and fact lookups are emptied once the build's triples are in. A passage added
+    // later states t3's fact again ("john lennon" born in "liverpool", written differently) and
+    // a new one: the first joins that fact's passages, the second is a new fact with one new
+    // entity, as in one whole build.
+    let (passages, triples) = beatles();
+    let e = beatles_embedder();
+    let g = build(GraphConfig::default(), &passages, &triples, &e);
+    assert!(g.store.fact_by_key.is_empty());
+    let facts = g.facts().len();
+    let g_before = g.clone();
+    let born = g.facts().iter().position(|f| f.relation == "born in").unwrap();
+    let more =
+        vec![passage("p4", "Lennon", "John Lennon was born in Liverpool, where he met Paul McCartney.")];
+    let new_triples = vec![
+        Triple::new("john  lennon", "born in", "Liverpool.", 4),
+        Triple::new("John Lennon", "met", "Paul McCartney", 4),
+    ];
+    let (g2, _) = g.extend(4, &more, &new_triples, &e, &mut |_, _, _| {}).unwrap();
+    assert_eq!(g2.facts().len(), facts + 1);
+    let p4 = g2.passage_node(4).unwrap();
+    assert_eq!(g2.facts()[born].passages.last(), Some(&p4));
+    assert_eq!(g2.facts()[born].passages.len(), 3);
+    assert_eq!(g2.facts()[facts].text, "John Lennon met Paul McCartney");
+    assert!(g2.store.fact_by_key.is_empty() && g2.store.entity_by_key.is_empty());
+    // "john  lennon" is the entity John Lennon; Paul McCartney is the one new entity.
+    assert_eq!(g2.store.entity_keys.len(), g_before.store.entity_keys.len() + 1);
+    // Every entity is found from its name and from its key, through the sorted order alone.
+    for g in [&g_before, &g2] {
+        for (o, (name, key)) in g.store.entity_names.iter().zip(&g.store.entity_keys).enumerate() {
+            let node = g.store.entity_nodes[o];
+            assert_eq!((g.entity_id(name), g.entity_id(key)), (Some(node), Some(node)), "{name}");
+        }
+        assert_eq!(g.entity_id("Ringo Starr"), None);
+        assert_eq!(g.entity_id("!!!"), None);
+    }
+    let all_passages: Vec<Passage> = passages.iter().chain(&more).cloned().collect();
+    let mut all_triples = triples.clone();
+    all_triples.extend(new_triples.iter().cloned());
+    let whole = build(GraphConfig::default(), &all_passages, &all_triples, &e);
+    assert_eq!(fingerprint(&g2), fingerprint(&whole));
+}
