@@ -576,6 +576,8 @@ fn sketch_byte(sk: &[u64], j: usize) -> u32 {
 #[repr(C, align(64))]
 struct Sketch([u64; LSH_WORDS]);
 const _: () = assert!(LSH_FILTER_BITS == 512, "the filter bits are one 64-byte line");
+/// Sketches per block of the LSH search's sketch store (2 MB; a power of two).
+const SKETCH_BLOCK: usize = 8192;
 
 /// A candidate pair of eligible positions `(p, q)`, `p < q`, packed so that the integer order
 /// is the (p, q) order: 16 bits each when every position fits (half the list's memory), else
@@ -619,7 +621,7 @@ impl PairKey for u64 {
 /// first table whose key it shares (an earlier block's tables are looked up from the two
 /// sketches' equal bytes, [`shares_table_before`]), so every pair is compared once, as with one list of all pairs; each entity's top-k
 /// list does not depend on the order its candidates are offered in ([`offer`]). Memory: the
-/// sketches (256 bytes per entity) and one block's list (4 MB to 5 MB of pairs packed in 32 bits
+/// sketches (256 bytes per entity, in blocks of 2 MB) and one block's list (4 MB to 5 MB of pairs packed in 32 bits
 /// for up to 65,536 eligible entities, twice that beyond) instead of every candidate pair; with
 /// the names held as bags, no vector is kept: each is made for its sketch, and for the full
 /// cosines the older vector once per run of its pairs (they come sorted) and the newer one per
@@ -658,15 +660,23 @@ fn lsh_link_with<P: PairKey>(
     let (mut y, mut z) = (vec![0.0f32; rot.n], vec![0.0f32; rot.n]);
     // The sketches: the first line of each (the filter bits) is read per bucket pair, the whole
     // for the tables' keys, the second filter and the shared tables.
-    let mut sketches = vec![Sketch([0; LSH_WORDS]); ne];
+    // In blocks of SKETCH_BLOCK (2 MB each) rather than one block of up to 10 MB: in the page,
+    // whose memory only grows, blocks this size fit in the space the graph's build has freed
+    // (its lookups, the lists' spare room) instead of all going on top of the heap.
+    let mut sketches: Vec<Vec<Sketch>> = Vec::with_capacity(ne.div_ceil(SKETCH_BLOCK));
     let (mut older, mut newer) = (Vec::new(), Vec::new());
-    for (sk, &e) in sketches.iter_mut().zip(eligible) {
-        rot.sketch(rows.row(e, &mut older), &mut y, &mut z, &mut sk.0);
+    for part in eligible.chunks(SKETCH_BLOCK) {
+        let mut block = vec![Sketch([0; LSH_WORDS]); part.len()];
+        for (sk, &e) in block.iter_mut().zip(part) {
+            rot.sketch(rows.row(e, &mut older), &mut y, &mut z, &mut sk.0);
+        }
+        sketches.push(block);
     }
+    let sketch = |i: usize| &sketches[i / SKETCH_BLOCK][i % SKETCH_BLOCK].0;
     // The older vector of the pairs being compared (made once per run of pairs that share it).
     let mut older_of = usize::MAX;
-    let sk = |i: usize| &sketches[i].0[..];
-    let filter = |i: usize| &sketches[i].0[..LSH_FILTER_BITS / 64];
+    let sk = |i: usize| &sketch(i)[..];
+    let filter = |i: usize| &sketch(i)[..LSH_FILTER_BITS / 64];
     let tables = lsh_tables();
     let limit = lsh_hamming_limit(thr, LSH_FILTER_BITS);
     let limit_full = lsh_hamming_limit(thr, LSH_BITS);
