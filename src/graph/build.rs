@@ -498,7 +498,7 @@ impl Store {
     /// The fact lookup by (subject, normalised relation, object), made from the fact table when
     /// it was emptied ([`Store::shrink_lists`]) or never made (a loaded graph): O(facts) then,
     /// O(1) otherwise.
-    pub(super) fn fact_lookup(&mut self) -> &mut FxHashMap<(u32, String, u32), u32> {
+    fn fact_lookup(&mut self) -> &mut FxHashMap<(u32, String, u32), u32> {
         if self.fact_by_key.len() != self.facts.len() {
             self.fact_by_key.clear();
             self.fact_by_key.reserve(self.facts.len());

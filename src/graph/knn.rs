@@ -619,10 +619,11 @@ impl PairKey for u64 {
 /// listed until the list holds [`LSH_CHUNK_PAIRS`], then sorted, deduplicated and compared in
 /// ascending (older, newer) order. A pair listed in two blocks is compared in the block of the
 /// first table whose key it shares (an earlier block's tables are looked up from the two
-/// sketches' equal bytes, [`shares_table_before`]), so every pair is compared once, as with one list of all pairs; each entity's top-k
-/// list does not depend on the order its candidates are offered in ([`offer`]). Memory: the
-/// sketches (256 bytes per entity, in blocks of 2 MB) and one block's list (4 MB to 5 MB of pairs packed in 32 bits
-/// for up to 65,536 eligible entities, twice that beyond) instead of every candidate pair; with
+/// sketches' equal bytes, [`shares_table_before`]), so every pair is compared once, as with one
+/// list of all pairs; each entity's top-k list does not depend on the order its candidates are
+/// offered in ([`offer`]). Memory: the sketches (256 bytes per entity, in blocks of 2 MB) and
+/// one block's list (4 MB to 5 MB of pairs packed in 32 bits for up to 65,536 eligible
+/// entities, twice that beyond) instead of every candidate pair; with
 /// the names held as bags, no vector is kept: each is made for its sketch, and for the full
 /// cosines the older vector once per run of its pairs (they come sorted) and the newer one per
 /// pair.
