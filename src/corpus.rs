@@ -145,6 +145,15 @@ impl Corpus {
         &self.passages
     }
 
+    /// Give passage `i` the text `texts[i]` (a static site's texts, read after its ids and
+    /// titles). `texts` has one entry per passage (the caller checks; extra entries are
+    /// ignored, missing ones leave the text as it was).
+    pub(crate) fn set_texts(&mut self, texts: Vec<String>) {
+        for (p, t) in self.passages.iter_mut().zip(texts) {
+            p.text = t;
+        }
+    }
+
     /// Total bytes of title and text (the "size of the text" in size-per-MB figures).
     pub fn text_bytes(&self) -> usize {
         self.passages.iter().map(|p| p.title.len() + p.text.len()).sum()

@@ -250,6 +250,21 @@ impl Engine {
         }
     }
 
+    /// Whether the passages' texts are in: false only while an index opened from a static
+    /// site's keyword part waits for [`Engine::load_texts`] (its passages' texts are empty).
+    pub fn texts_loaded(&self) -> bool {
+        self.require_texts("").is_ok()
+    }
+
+    /// `Ok` unless the built index was opened from a static site's keyword part and its texts
+    /// are not in yet ([`Index::require_texts`]).
+    fn require_texts(&self, what: &str) -> Result<()> {
+        match &self.state {
+            State::Built(i) => i.require_texts(what),
+            State::Collecting(_) => Ok(()),
+        }
+    }
+
     /// The corpus to add to: a built index is taken apart (its graph and CAGE graph embeddings
     /// carried to the next build).
     fn collecting(&mut self) -> &mut Corpus {
@@ -277,6 +292,7 @@ impl Engine {
     /// # Errors
     /// [`Error::Passage`] naming the first passage that cannot be added.
     pub fn add_passages(&mut self, passages: Vec<Passage>) -> Result<usize> {
+        self.require_texts("adding passages")?;
         self.corpus().check_new(&passages)?;
         if passages.is_empty() {
             return Ok(0);
@@ -287,7 +303,8 @@ impl Engine {
     /// Keep only the first `passages` passages (undo adds). When that removes any, the engine
     /// is collecting until the next build, and carried state past the cut is dropped.
     pub fn truncate(&mut self, passages: usize) {
-        if self.corpus().len() <= passages {
+        // an index whose texts are still loading took no adds: there is nothing to undo
+        if self.corpus().len() <= passages || self.require_texts("").is_err() {
             return;
         }
         self.collecting().truncate(passages);
@@ -352,6 +369,7 @@ impl Engine {
     /// # Errors
     /// [`Error::Config`] for invalid parameters; an embedder's errors. The passages stay, unbuilt.
     pub fn build(&mut self, progress: Progress<'_>) -> Result<&Index> {
+        self.require_texts("building the index")?;
         let config = self.config.clone();
         let mut index =
             Index::build_taking(self.collecting(), &config, &mut |d, t| progress(Phase::Bm25, d, t))?;
@@ -467,7 +485,16 @@ impl Engine {
         Ok(notes)
     }
 
-    /// Read the extras of a two-part index file ([`Index::attach_extras`], with the embedders
+    /// Read the texts of a static site's index ([`Index::attach_texts`]) into the index opened
+    /// from its keyword part with [`Engine::load`]. The engine is unchanged on error.
+    ///
+    /// # Errors
+    /// [`Error::NotBuilt`] before a load; otherwise as [`Index::attach_texts`].
+    pub fn load_texts(&mut self, bytes: &[u8]) -> Result<()> {
+        self.index_mut()?.attach_texts(bytes)
+    }
+
+    /// Read the extras of a static site's index file ([`Index::attach_extras`], with the embedders
     /// set; `progress(Phase::Load, done, total)`) into the index opened from its base with
     /// [`Engine::load`]. The engine is unchanged on error.
     ///
@@ -491,7 +518,8 @@ impl Engine {
     }
 
     /// The methods a search can use once the engine is built as it stands: `bm25` always, the
-    /// static embedder's methods once it is set, `dense-minilm` once MiniLM vectors are attached,
+    /// static embedder's methods once it is set (a built index: once it holds its passage
+    /// vectors), `dense-minilm` once MiniLM vectors are attached,
     /// the graph methods once the graph is built, the CAGE methods once every graph embedding is
     /// stored ([`Engine::supports`] for the last three).
     pub fn available_methods(&self) -> Vec<Method> {
@@ -502,7 +530,12 @@ impl Engine {
             .filter(|m| m.cage_first_stage().is_none() || self.supports(*m))
             .filter(|m| match m.embedder() {
                 None => true,
-                Some(EmbedderSlot::Static) => self.embedder(EmbedderSlot::Static).is_some(),
+                // built: the passage vectors the index holds (an index opened from a site's
+                // keyword part has none until its extras, whatever embedder is set)
+                Some(EmbedderSlot::Static) => match index {
+                    Some(i) => i.dense(EmbedderSlot::Static).is_some(),
+                    None => self.embedder(EmbedderSlot::Static).is_some(),
+                },
                 Some(EmbedderSlot::Minilm) => index.is_some_and(|i| i.dense(EmbedderSlot::Minilm).is_some()),
             })
             .collect()

@@ -107,6 +107,11 @@ pub enum Error {
         /// What was being read (`the header`, `section graph`, …).
         what: String,
     },
+    /// An index opened from a static site's keyword part (`index.cairn.gz`: passage ids and
+    /// titles with BM25's postings) was asked for something that needs the passages' texts
+    /// before they were read ([`crate::index::Index::attach_texts`]).
+    #[error("the passages' texts are not loaded yet (this index was opened from its keyword part): {0} needs them; read the texts file first")]
+    TextsNotLoaded(String),
     /// An index file whose bytes were damaged (a checksum mismatch) or that is inconsistent.
     #[error("the index file is corrupt: {0}")]
     IndexCorrupt(String),

@@ -1,7 +1,9 @@
 //! The index file: an [`crate::index::Index`] as bytes, to save, load, ship with a static site and
 //! share. Written by [`crate::index::Index::to_bytes`], read by [`crate::index::Index::from_bytes`].
 //!
-//! **Layout, version 3** (versions 1 and 2 wrote the corpus and the graph as fixed-width lists and
+//! **Layout, version 3** (version 4 is the same layout with the section kinds of a static site's
+//! split index, [`SectionKind::Passages`], [`SectionKind::Texts`] and [`SectionKind::Postings`];
+//! versions 1 and 2 wrote the corpus and the graph as fixed-width lists and
 //! the graph with every derived list; this build refuses them with [`Error::IndexOutdated`], which
 //! asks to rebuild the file). Little-endian throughout; every length is explicit; nothing comes
 //! from a serde-derived binary layout that could change silently. Inside the corpus and graph
@@ -28,10 +30,14 @@
 //! [`SectionKind::Dense`]), and, once built, `graph` (the knowledge graph's node, entity,
 //! passage and fact tables and synonym pairs, without the lists that follow from others:
 //! [`crate::graph::Graph::write_to`]) and
-//! `graph-report` (its build report as JSON, timings dropped).
+//! `graph-report` (its build report as JSON, timings dropped). A static site's index is split
+//! in three files of this format ([`crate::index::SplitIndex`]): `config`, `passages` (ids and
+//! titles) and `postings` (BM25's inverted index); `texts`; `config` and the sections above that
+//! need an embedder.
 //!
 //! **Not stored, rebuilt on load** (each a pure function of what is stored, so results are
-//! identical): BM25 (the corpus is re-tokenised), the static embedder's passage vectors (checked
+//! identical): BM25 (the corpus is re-tokenised; a site's keyword part stores its postings
+//! instead, so that the first keyword result waits for no text), the static embedder's passage vectors (checked
 //! against a stored CRC32), the graph's entity and fact vectors (re-embedded with the static
 //! embedder, checked against a stored fingerprint), its derived tables, synonym cosines and CSR.
 //! On 2wiki-corpus-6k with its graph the gzipped file is 1.81× the gzipped text of the corpus
@@ -51,11 +57,20 @@ use crate::error::{Error, Result};
 /// The 8 magic bytes that open every index file.
 pub const MAGIC: [u8; 8] = *b"CAIRNIDX";
 
-/// The format version this build writes and the newest it reads. Version 3 stores the corpus
+/// The newest format version this build reads and writes. Version 3 stores the corpus
 /// and the knowledge graph as streams of varints (the graph without the lists that follow from
 /// others, see [`crate::graph`]'s persistence); versions 1 and 2 (fixed-width lists) are no
 /// longer read: [`Error::IndexOutdated`] asks to rebuild such a file.
-pub const FORMAT_VERSION: u32 = 3;
+///
+/// Version 4 adds the kinds of a static site's split index ([`SectionKind::Passages`],
+/// [`SectionKind::Texts`], [`SectionKind::Postings`]); a file is written as version 4 only when
+/// it holds one of them, so every other file is still version 3 and byte-equal to before (a
+/// Cairn that reads version 3 only then asks to be updated instead of calling the file
+/// corrupt).
+pub const FORMAT_VERSION: u32 = 4;
+
+/// The version of a file that holds none of version 4's section kinds.
+pub const BASE_FORMAT_VERSION: u32 = 3;
 
 /// The oldest format version this build reads.
 pub const OLDEST_FORMAT_VERSION: u32 = 3;
@@ -89,6 +104,18 @@ pub enum SectionKind {
     /// then per row a presence byte (0/1), then per row its scale (f32), then rows × dimension
     /// int8 codes (`z ≈ code · scale`). 128 + 5 bytes per passage.
     CageZ = 6,
+    /// The passages' ids and titles without their texts (a static site's keyword part): count
+    /// (varint), then three streams: the byte lengths of every id, then of every title
+    /// (varints); the ids; the titles (UTF-8); then the CRC32 (u32) of the [`SectionKind::Texts`]
+    /// body that completes them.
+    Passages = 7,
+    /// The passages' texts, to complete a [`SectionKind::Passages`] section: count (varint),
+    /// then two streams: every text's byte length (varints); the texts (UTF-8).
+    Texts = 8,
+    /// BM25's inverted index, stored so that it is read instead of rebuilt from the texts
+    /// ([`crate::index::Bm25`]'s `write_to`: terms in sorted order, document frequencies,
+    /// document gaps and term frequencies as streams of varints).
+    Postings = 9,
 }
 
 impl SectionKind {
@@ -101,6 +128,9 @@ impl SectionKind {
             4 => Some(SectionKind::Graph),
             5 => Some(SectionKind::GraphReport),
             6 => Some(SectionKind::CageZ),
+            7 => Some(SectionKind::Passages),
+            8 => Some(SectionKind::Texts),
+            9 => Some(SectionKind::Postings),
             _ => None,
         }
     }
@@ -114,6 +144,9 @@ impl SectionKind {
             SectionKind::Graph => "graph",
             SectionKind::GraphReport => "graph-report",
             SectionKind::CageZ => "cage-z",
+            SectionKind::Passages => "passages",
+            SectionKind::Texts => "texts",
+            SectionKind::Postings => "postings",
         }
     }
 }
@@ -324,6 +357,18 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// A JSON section body (UTF-8) as `T`, read through a [`serde_json::Value`]: the page's wasm
+/// already parses configurations from JavaScript that way, so reading them from a file does not
+/// compile a second deserialiser for every configuration struct (15 KB of the gzipped wasm).
+///
+/// # Errors
+/// The message of the UTF-8 or JSON error, or of the value that does not fit `T`.
+pub(crate) fn json_of<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> std::result::Result<T, String> {
+    let text = std::str::from_utf8(bytes).map_err(|e| e.to_string())?;
+    let value: serde_json::Value = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    serde_json::from_value(value).map_err(|e| e.to_string())
+}
+
 /// Assemble a file from `(kind, body)` sections, in the order given.
 ///
 /// # Errors
@@ -334,7 +379,12 @@ pub(crate) fn assemble(sections: &[(SectionKind, Vec<u8>)]) -> Result<Vec<u8>> {
     let total = table_end + 4 + sections.iter().map(|(_, b)| b.len()).sum::<usize>();
     let mut out = Vec::with_capacity(total);
     out.extend_from_slice(&MAGIC);
-    out.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    let version = if sections.iter().any(|(k, _)| (*k as u32) > SectionKind::CageZ as u32) {
+        FORMAT_VERSION
+    } else {
+        BASE_FORMAT_VERSION
+    };
+    out.extend_from_slice(&version.to_le_bytes());
     let mut w = Writer::default();
     w.len(n)?;
     out.extend_from_slice(&w.buf);

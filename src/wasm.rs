@@ -613,7 +613,7 @@ impl Engine {
     /// The steps of the last `loadIndex` (and of `loadIndexExtras` after it) with the
     /// milliseconds each took, in order: `[["split", 0], ["corpus", 12], ["bm25", 480], …]`
     /// (`split` checks the table and checksums; `bm25` rebuilds the keyword index from the
-    /// passages; `dense` re-embeds the passages; `graph` reads the knowledge graph and re-embeds
+    /// passages, or `postings` reads it from a site's keyword part; `dense` re-embeds the passages; `graph` reads the knowledge graph and re-embeds
     /// its entities and facts; `prepare-graph-search` makes its search structures). Whole
     /// milliseconds (`Date.now()`). Empty before a load.
     #[wasm_bindgen(js_name = loadPhases, unchecked_return_type = "[string, number][]")]
@@ -621,9 +621,31 @@ impl Engine {
         serde_wasm_bindgen::to_value(&self.load_phases).unwrap_or(JsValue::NULL)
     }
 
-    /// Read the extras of a two-part index (`extras.cairn.gz` beside `index.cairn.gz`, written
-    /// by `cairn index` for a static site; inflated first) into the index opened from its base
-    /// with `loadIndex`: the static embedder's passage vectors (recomputed and checked; load the
+    /// Read the passages' texts of a static site's index (`texts.cairn.gz` beside
+    /// `index.cairn.gz`, written by `cairn index`; inflated first) into the index opened from
+    /// its keyword part with `loadIndex`. Until then BM25 answers with ids and titles, the hits'
+    /// texts empty, and everything that needs the texts (embedding the passages, the extras,
+    /// adding passages, saving, `corpusJsonl`) throws. Nothing is rebuilt. Returns the engine's
+    /// stats.
+    ///
+    /// Throws, leaving the engine as it was, before `loadIndex`, when the texts are in already,
+    /// on the texts of another index (the base stores their checksum) or a damaged file.
+    #[wasm_bindgen(js_name = loadIndexTexts, unchecked_return_type = "EngineStats")]
+    pub fn load_index_texts(&mut self, bytes: &[u8]) -> Result<JsValue, JsError> {
+        self.inner.load_texts(bytes).map_err(js_err)?;
+        Ok(self.stats_js())
+    }
+
+    /// Whether the passages' texts are in: false only between `loadIndex` of a static site's
+    /// keyword part and `loadIndexTexts`.
+    #[wasm_bindgen(js_name = textsLoaded)]
+    pub fn texts_loaded(&self) -> bool {
+        self.inner.texts_loaded()
+    }
+
+    /// Read the extras of a static site's index (`extras.cairn.gz` beside `index.cairn.gz`,
+    /// written by `cairn index`; inflated first) into the index opened from its base with
+    /// `loadIndex`, its texts read (`loadIndexTexts`): the static embedder's passage vectors (recomputed and checked; load the
     /// embedder first), the knowledge graph (`onProgress(done, total, "load")` in texts
     /// embedded) and CAGE's graph embeddings. BM25 works from the base alone, so a page can
     /// answer keyword searches while these load. Returns the engine's stats.
@@ -643,6 +665,9 @@ impl Engine {
     /// (what `addJsonl` reads back): the corpus of a share link. Empty for an empty engine.
     #[wasm_bindgen(js_name = corpusJsonl)]
     pub fn corpus_jsonl(&self) -> Result<String, JsError> {
+        if !self.inner.texts_loaded() {
+            return Err(js_err(crate::Error::TextsNotLoaded("writing the corpus as JSONL".into())));
+        }
         let mut out = String::new();
         for p in self.inner.corpus().passages() {
             out.push_str(&serde_json::to_string(p).map_err(|e| js_err(e.to_string()))?);

@@ -317,6 +317,7 @@ fn index_subcommand_writes_a_loadable_deterministic_site_bundle() {
         "manifest.json",
         "static-minilm.bin",
         "minilm-vocab.txt",
+        "texts.cairn.gz",
         "extras.cairn.gz",
     ] {
         assert!(a.join(f).is_file(), "{f}");
@@ -336,7 +337,14 @@ fn index_subcommand_writes_a_loadable_deterministic_site_bundle() {
     use cairn::index::{EmbedderSlot, Index, IndexConfig, Method};
     use std::rc::Rc;
     let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm().unwrap());
-    // the base holds the passages (all BM25 needs), the extras the passage vectors
+    // the base holds the ids, titles and postings (all BM25 needs), the texts file the texts,
+    // the extras the passage vectors
+    let texts_gz = std::fs::read(a.join("texts.cairn.gz")).unwrap();
+    assert_eq!(texts_gz, std::fs::read(b.join("texts.cairn.gz")).unwrap(), "deterministic");
+    assert_eq!(report["texts_gz_bytes"], texts_gz.len());
+    assert_eq!(manifest["texts"], "texts.cairn.gz");
+    let mut texts = Vec::new();
+    flate2::read::GzDecoder::new(&texts_gz[..]).read_to_end(&mut texts).unwrap();
     let extras_gz = std::fs::read(a.join("extras.cairn.gz")).unwrap();
     assert_eq!(extras_gz, std::fs::read(b.join("extras.cairn.gz")).unwrap(), "deterministic");
     assert_eq!(report["extras_gz_bytes"], extras_gz.len());
@@ -345,7 +353,10 @@ fn index_subcommand_writes_a_loadable_deterministic_site_bundle() {
     flate2::read::GzDecoder::new(&extras_gz[..]).read_to_end(&mut extras).unwrap();
     let slots = [(EmbedderSlot::Static, e.clone())];
     let (mut loaded, _) = Index::from_bytes(&raw, &slots, &mut |_, _| {}).unwrap();
-    assert!(loaded.dense(EmbedderSlot::Static).is_none());
+    assert!(loaded.dense(EmbedderSlot::Static).is_none() && !loaded.texts_loaded());
+    let keyword_hits = loaded.search("river mountain", 3, Method::Bm25).unwrap();
+    loaded.attach_texts(&texts).unwrap();
+    assert_eq!(keyword_hits, loaded.search("river mountain", 3, Method::Bm25).unwrap());
     loaded.attach_extras(&extras, &slots, &mut |_, _| {}).unwrap();
     let text = std::fs::read_to_string("tests/fixtures/tiny/corpus.jsonl").unwrap();
     let mut corpus = cairn::Corpus::new();

@@ -1174,11 +1174,13 @@ mod cli {
         let cage_ms = ms(clock);
         let index = engine.index().map_err(err)?;
         let cage_bytes = index.cage_embeddings().map(|z| 17 + z.rows() * (z.dim() + 5));
-        // Two files: the base (config and passages: all BM25 needs, so a site's first keyword
-        // result waits for nothing else) and the extras (passage vectors, graph, CAGE), which
-        // the loader fetches beside it and reads once the embedder is in place.
+        // Three files: the base (config, passage ids and titles, BM25's postings: all a first
+        // keyword result needs, so it waits for nothing else), the passages' texts, and the
+        // extras (passage vectors, graph, CAGE), which the loader reads once the texts and the
+        // embedder are in place.
         let clock = Instant::now();
-        let (bytes, extras) = engine.index().and_then(|i| i.to_split_bytes()).map_err(err)?;
+        let split = engine.index().and_then(|i| i.to_split_bytes()).map_err(err)?;
+        let (bytes, texts, extras) = (split.base, split.texts, split.extras);
         let save_ms = ms(clock);
         let clock = Instant::now();
         let gzip = |data: &[u8]| -> CliResult<Vec<u8>> {
@@ -1187,14 +1189,16 @@ mod cli {
             Ok(gz.finish().map_err(|e| e.to_string())?)
         };
         let gz = gzip(&bytes)?;
+        let texts_gz = gzip(&texts)?;
         let extras_gz = extras.as_deref().map(gzip).transpose()?;
         let gzip_ms = ms(clock);
         let clock = Instant::now();
         let mut loaded = Engine::new(IndexConfig::default()).map_err(err)?;
+        loaded.load(&bytes, &mut |_, _, _| {}).map_err(err)?;
+        loaded.load_texts(&texts).map_err(err)?;
         if let Some(e) = engine.embedder(EmbedderSlot::Static) {
             loaded.set_embedder(EmbedderSlot::Static, e.clone(), &mut |_, _, _| {}).map_err(err)?;
         }
-        loaded.load(&bytes, &mut |_, _, _| {}).map_err(err)?;
         if let Some(x) = &extras {
             loaded.load_extras(x, &mut |_, _, _| {}).map_err(err)?;
         }
@@ -1205,6 +1209,7 @@ mod cli {
             std::fs::write(&path, data).map_err(|e| format!("{}: {e}", path.display()))
         };
         write("index.cairn.gz", &gz)?;
+        write("texts.cairn.gz", &texts_gz)?;
         let stale = a.out.join("extras.cairn.gz");
         match &extras_gz {
             Some(x) => write("extras.cairn.gz", x)?,
@@ -1246,6 +1251,9 @@ mod cli {
             "text_bytes": stats.text_bytes,
             "index_bytes": bytes.len(),
             "index_gz_bytes": gz.len(),
+            "texts": "texts.cairn.gz",
+            "texts_bytes": texts.len(),
+            "texts_gz_bytes": texts_gz.len(),
             "extras": extras.as_ref().map(|_| "extras.cairn.gz"),
             "extras_bytes": extras_bytes,
             "extras_gz_bytes": extras_gz_bytes,
@@ -1274,10 +1282,12 @@ mod cli {
                 "index_gz_bytes": gz.len(),
                 "index_bytes_per_mb_text": per_mb(bytes.len()),
                 "index_gz_bytes_per_mb_text": per_mb(gz.len()),
+                "texts_bytes": texts.len(),
+                "texts_gz_bytes": texts_gz.len(),
                 "extras_bytes": extras_bytes,
                 "extras_gz_bytes": extras_gz_bytes,
-                "total_gz_bytes": gz.len() + extras_gz_bytes.unwrap_or(0),
-                "total_gz_bytes_per_mb_text": per_mb(gz.len() + extras_gz_bytes.unwrap_or(0)),
+                "total_gz_bytes": gz.len() + texts_gz.len() + extras_gz_bytes.unwrap_or(0),
+                "total_gz_bytes_per_mb_text": per_mb(gz.len() + texts_gz.len() + extras_gz_bytes.unwrap_or(0)),
                 "wasm_bytes": wasm_bytes,
                 "wasm_package": web.source.to_string(),
                 "cage_z_bytes": cage_bytes,

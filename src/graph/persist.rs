@@ -372,8 +372,8 @@ impl Graph {
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Graph> {
         let json = r.string()?;
-        let config: GraphConfig =
-            serde_json::from_str(&json).map_err(|e| r.corrupt(format!("the configuration: {e}")))?;
+        let config: GraphConfig = crate::format::json_of(json.as_bytes())
+            .map_err(|e| r.corrupt(format!("the configuration: {e}")))?;
         config.validate().map_err(|e| r.corrupt(e))?;
         let (ne, np, nf, nrel) =
             (r.varint()? as usize, r.varint()? as usize, r.varint()? as usize, r.varint()? as usize);

@@ -80,11 +80,13 @@ fn load_notes_time_each_step_natively() {
     let names: Vec<&str> = notes.phases_ms.iter().map(|(n, _)| *n).collect();
     assert_eq!(names, ["split", "corpus", "bm25", "dense", "text-pipeline", "graph", "prepare-graph-search"]);
     assert!(notes.phases_ms.iter().all(|(_, ms)| ms.is_finite() && *ms >= 0.0));
-    // the two parts: the base's steps, then the extras'
-    let (base, extras) = index.to_split_bytes().unwrap();
+    // a site's parts: the base's steps (BM25 read, not rebuilt), then the extras'
+    let split = index.to_split_bytes().unwrap();
+    let (base, extras) = (split.base, split.extras);
     let (mut opened, notes) =
         Index::from_bytes(&base, &[(EmbedderSlot::Static, e.clone())], &mut |_, _| {}).unwrap();
-    assert_eq!(notes.phases_ms.iter().map(|(n, _)| *n).collect::<Vec<_>>(), ["split", "corpus", "bm25"]);
+    assert_eq!(notes.phases_ms.iter().map(|(n, _)| *n).collect::<Vec<_>>(), ["split", "corpus", "postings"]);
+    opened.attach_texts(&split.texts).unwrap();
     let notes = opened.attach_extras(&extras.unwrap(), &[(EmbedderSlot::Static, e)], &mut |_, _| {}).unwrap();
     let names: Vec<&str> = notes.phases_ms.iter().map(|(n, _)| *n).collect();
     assert_eq!(names, ["dense", "text-pipeline", "graph", "prepare-graph-search"]);
@@ -186,10 +188,10 @@ fn future_version_is_rejected_with_its_version() {
     let mut bytes = index.to_bytes().unwrap();
     bytes[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
     let err = load(&bytes, &e).unwrap_err();
-    assert!(matches!(err, Error::IndexVersion { found: 4, supported: 3 }), "{err}");
+    assert!(matches!(err, Error::IndexVersion { found: 5, supported: 4 }), "{err}");
     assert_eq!(
         err.to_string(),
-        "the index file has format version 4; this Cairn reads version 3 and older: update Cairn or rebuild the index"
+        "the index file has format version 5; this Cairn reads version 4 and older: update Cairn or rebuild the index"
     );
 }
 

@@ -60,6 +60,13 @@ impl FuzzyDict {
         self.keys.get(pos as usize).map(|k| k.as_ref())
     }
 
+    /// The id given with `key` (exact match; binary search over the sorted keys), if any; the
+    /// first one when several keys are equal.
+    pub fn get(&self, key: &str) -> Option<u32> {
+        let pos = self.keys.partition_point(|k| k.as_ref() < key);
+        (self.keys.get(pos)?.as_ref() == key).then(|| self.ids[pos])
+    }
+
     /// Number of keys.
     pub fn len(&self) -> usize {
         self.keys.len()
@@ -271,6 +278,17 @@ mod tests {
 
     fn dict(words: &[&str]) -> FuzzyDict {
         FuzzyDict::new(words.iter().enumerate().map(|(i, w)| (w.to_string(), i as u32)))
+    }
+
+    #[test]
+    fn exact_lookup_finds_each_key_and_nothing_else() {
+        let d = dict(&["pear", "apple", "peach", "apple", "fig"]);
+        assert_eq!([d.get("pear"), d.get("peach"), d.get("fig")], [Some(0), Some(2), Some(4)]);
+        assert_eq!(d.get("apple"), Some(1), "the first of two equal keys (sorted by id)");
+        for absent in ["", "app", "apples", "zebra", "a"] {
+            assert_eq!(d.get(absent), None, "{absent}");
+        }
+        assert_eq!(dict(&[]).get("pear"), None);
     }
 
     #[test]

@@ -34,6 +34,7 @@ pub use bm25::{Bm25, Bm25Config, TermGroup};
 pub use dense::{reciprocal_rank_fusion, DenseField, RRF_DEPTH, RRF_K};
 use knowledge::Stopwatch;
 pub use persist::LoadNotes;
+pub use split::SplitIndex;
 pub use knowledge::{FactText, GraphBuildReport, GraphStage, KnowledgeGraph, PassageFacts};
 
 /// Configuration of every index structure, with the defaults of METHOD.md. Serde names are the
@@ -423,6 +424,13 @@ pub struct IndexStats {
 /// Passages per encoder batch when computing graph embeddings ([`Index::compute_cage_z`]).
 const CAGE_Z_BATCH: usize = 16;
 
+/// Check the graph's, CatRAG's and CAGE's parameters (BM25's are checked where it is made).
+fn validate_stages(config: &IndexConfig) -> Result<()> {
+    config.graph.validate()?;
+    config.catrag.validate()?;
+    config.cage.validate()
+}
+
 /// A corpus with its search structures, ready to query.
 pub struct Index {
     pub(crate) corpus: Corpus,
@@ -435,6 +443,9 @@ pub struct Index {
     cage_z: Option<GraphEmbeddings>,
     /// How often the query path ran its stages (a test hook; see [`RunCounts`]).
     counts: RunCounts,
+    /// Opened from a static site's keyword part: the passages' texts are empty until
+    /// [`Index::attach_texts`] reads the texts section with this CRC32.
+    pub(crate) texts_pending: Option<u32>,
 }
 
 /// How many times the query path ran each of its stages on one [`Index`]: the test hook behind
@@ -506,11 +517,24 @@ impl Index {
         config: &IndexConfig,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<Index> {
-        config.graph.validate()?;
-        config.catrag.validate()?;
-        config.cage.validate()?;
+        validate_stages(config)?;
         let analyzer = Analyzer::english();
         let bm25 = Bm25::build(corpus, &analyzer, config.bm25, progress)?;
+        Self::with_bm25(corpus, config, analyzer, bm25)
+    }
+
+    /// The index over `corpus` with its BM25 structure made already (built or read from an
+    /// index file), taking `corpus` only when the configuration holds.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for invalid parameters.
+    pub(crate) fn with_bm25(
+        corpus: &mut Corpus,
+        config: &IndexConfig,
+        analyzer: Analyzer,
+        bm25: Bm25,
+    ) -> Result<Index> {
+        validate_stages(config)?;
         Ok(Index {
             corpus: std::mem::take(corpus),
             analyzer,
@@ -521,7 +545,25 @@ impl Index {
             cage: None,
             cage_z: None,
             counts: RunCounts::default(),
+            texts_pending: None,
         })
+    }
+
+    /// Whether the passages' texts are in (false only for an index opened from a static site's
+    /// keyword part, until [`Index::attach_texts`]).
+    pub fn texts_loaded(&self) -> bool {
+        self.texts_pending.is_none()
+    }
+
+    /// `Ok` when the passages' texts are in.
+    ///
+    /// # Errors
+    /// [`Error::TextsNotLoaded`] naming `what` needs them.
+    pub(crate) fn require_texts(&self, what: &str) -> Result<()> {
+        match self.texts_pending {
+            None => Ok(()),
+            Some(_) => Err(Error::TextsNotLoaded(what.to_string())),
+        }
     }
 
     /// The stage counters of the query path ([`RunCounts`]; a test hook).
@@ -560,6 +602,7 @@ impl Index {
         embedder: Rc<dyn Embedder>,
         progress: &mut dyn FnMut(GraphStage, usize, usize),
     ) -> Result<&GraphBuildReport> {
+        self.require_texts("building the knowledge graph")?;
         let pipeline = Pipeline::english()?;
         let clock = Stopwatch::start();
         let out = crate::extract::extract_corpus(&pipeline, &self.corpus, &mut |d, t| {
@@ -591,6 +634,7 @@ impl Index {
         extract: Option<ExtractStats>,
         progress: &mut dyn FnMut(GraphStage, usize, usize),
     ) -> Result<&GraphBuildReport> {
+        self.require_texts("building the knowledge graph")?;
         self.graph_from_triples(embedder, triples, extract, progress)?;
         self.prepare_graph_search();
         self.graph.as_ref().map(|g| &g.report).ok_or(Error::NotBuilt)
@@ -660,6 +704,7 @@ impl Index {
         old: KnowledgeGraph,
         progress: &mut dyn FnMut(GraphStage, usize, usize),
     ) -> Result<&GraphBuildReport> {
+        self.require_texts("extending the knowledge graph")?;
         let first = old.report.counts.passages;
         let total = self.corpus.len();
         if first > total {
@@ -822,6 +867,7 @@ impl Index {
         embedder: Rc<dyn Embedder>,
         progress: &mut dyn FnMut(usize, usize),
     ) -> Result<()> {
+        self.require_texts("embedding the passages")?;
         let texts: Vec<String> = self.corpus.passages().iter().map(Self::passage_text).collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         progress(0, refs.len());
@@ -906,6 +952,7 @@ impl Index {
     /// [`Error::Model`] without an attached encoder; [`Error::MissingEmbedder`] without the
     /// static embedder; the encoder's errors (rows computed before the error are kept).
     pub fn compute_cage_z(&mut self, progress: &mut dyn FnMut(usize, usize)) -> Result<usize> {
+        self.require_texts("computing CAGE's graph embeddings")?;
         let cage = self.cage.clone().ok_or_else(|| Error::Model {
             what: "CAGE".into(),
             message: "computing graph embeddings needs the CAGE encoder: attach it first (cargo feature `cage`)".into(),

@@ -2,15 +2,16 @@
 
 use std::rc::Rc;
 
+use super::knowledge::now_ms;
+use super::Bm25;
 use super::{EmbedderSlot, Index, IndexConfig, KnowledgeGraph};
 use crate::corpus::{Corpus, Passage};
 use crate::embed::{Embedder, VectorMatrix};
 use crate::error::{Error, Result};
-use crate::format::{assemble, fingerprint, split, Reader, SectionKind, Writer};
+use crate::format::{assemble, fingerprint, json_of, split, Reader, SectionKind, Writer};
 use crate::graph::Graph;
-use super::knowledge::now_ms;
 use crate::index::GraphBuildReport;
-use crate::text::Pipeline;
+use crate::text::{Analyzer, Pipeline};
 
 fn slot_byte(slot: EmbedderSlot) -> u8 {
     match slot {
@@ -45,10 +46,15 @@ fn slot_of(b: u8) -> Option<EmbedderSlot> {
 /// (varints); the ids back to back; the titles; the texts (UTF-8). Columns rather than rows, so
 /// gzip meets text next to text.
 fn write_corpus(passages: &[Passage]) -> Result<Vec<u8>> {
+    write_columns(passages, &[|p| &p.id, |p| &p.title, |p| &p.text])
+}
+
+/// The columns `fields` of `passages` in [`write_corpus`]'s layout: the count, one stream of
+/// every column's byte lengths (column after column), then one stream per column.
+fn write_columns(passages: &[Passage], fields: &[fn(&Passage) -> &str]) -> Result<Vec<u8>> {
     let mut w = Writer::default();
     w.vlen(passages.len())?;
     let mut lens = Writer::default();
-    let fields: [fn(&Passage) -> &str; 3] = [|p| &p.id, |p| &p.title, |p| &p.text];
     for f in fields {
         for p in passages {
             lens.vlen(f(p).len())?;
@@ -65,15 +71,16 @@ fn write_corpus(passages: &[Passage]) -> Result<Vec<u8>> {
     Ok(w.buf)
 }
 
-/// Read [`write_corpus`]'s section.
-fn read_corpus(body: &[u8]) -> Result<Vec<Passage>> {
-    let mut r = Reader::new(body, "corpus");
-    let n = r.vcount(3)?;
-    let mut lens = r.stream("corpus")?;
-    let lens = (0..3 * n).map(|_| lens.varint().map(|l| l as usize)).collect::<Result<Vec<usize>>>()?;
-    let mut cols: Vec<Vec<String>> = Vec::with_capacity(3);
-    for c in 0..3 {
-        let mut col = r.stream("corpus")?;
+/// Read `k` columns written by [`write_columns`] from `r` (section `name`): `k` lists of `n`
+/// strings.
+fn read_columns(r: &mut Reader<'_>, k: usize, name: &'static str) -> Result<Vec<Vec<String>>> {
+    let n = r.vcount(k)?;
+    let mut stream = r.stream(name)?;
+    let lens = (0..k * n).map(|_| stream.varint().map(|l| l as usize)).collect::<Result<Vec<usize>>>()?;
+    stream.finish()?;
+    let mut cols: Vec<Vec<String>> = Vec::with_capacity(k);
+    for c in 0..k {
+        let mut col = r.stream(name)?;
         let mut out = Vec::with_capacity(n);
         for &len in &lens[c * n..(c + 1) * n] {
             let b = col.take(len)?;
@@ -82,6 +89,13 @@ fn read_corpus(body: &[u8]) -> Result<Vec<Passage>> {
         col.finish()?;
         cols.push(out);
     }
+    Ok(cols)
+}
+
+/// Read [`write_corpus`]'s section.
+fn read_corpus(body: &[u8]) -> Result<Vec<Passage>> {
+    let mut r = Reader::new(body, "corpus");
+    let mut cols = read_columns(&mut r, 3, "corpus")?;
     r.finish()?;
     let texts = cols.pop().unwrap_or_default();
     let titles = cols.pop().unwrap_or_default();
@@ -92,6 +106,40 @@ fn read_corpus(body: &[u8]) -> Result<Vec<Passage>> {
         .zip(texts)
         .map(|((id, title), text)| Passage { id, title, text })
         .collect())
+}
+
+/// The passages section ([`SectionKind::Passages`]): ids and titles in [`write_corpus`]'s
+/// layout, then the CRC32 of `texts`, the [`SectionKind::Texts`] body that completes them.
+pub(super) fn write_passage_heads(passages: &[Passage], texts: &[u8]) -> Result<Vec<u8>> {
+    let mut body = write_columns(passages, &[|p| &p.id, |p| &p.title])?;
+    body.extend_from_slice(&crc32fast::hash(texts).to_le_bytes());
+    Ok(body)
+}
+
+/// The texts section ([`SectionKind::Texts`]): the texts in [`write_corpus`]'s layout.
+pub(super) fn write_texts(passages: &[Passage]) -> Result<Vec<u8>> {
+    write_columns(passages, &[|p| &p.text])
+}
+
+/// Read [`write_passage_heads`]'s section: the passages with empty texts, and the CRC32 their
+/// texts section must have.
+fn read_passage_heads(body: &[u8]) -> Result<(Vec<Passage>, u32)> {
+    let mut r = Reader::new(body, "passages");
+    let mut cols = read_columns(&mut r, 2, "passages")?;
+    let crc = r.u32()?;
+    r.finish()?;
+    let titles = cols.pop().unwrap_or_default();
+    let ids = cols.pop().unwrap_or_default();
+    let passages = ids.into_iter().zip(titles).map(|(id, title)| Passage { id, title, text: String::new() });
+    Ok((passages.collect(), crc))
+}
+
+/// Read [`write_texts`]'s section.
+pub(super) fn read_texts(body: &[u8]) -> Result<Vec<String>> {
+    let mut r = Reader::new(body, "texts");
+    let mut cols = read_columns(&mut r, 1, "texts")?;
+    r.finish()?;
+    Ok(cols.pop().unwrap_or_default())
 }
 
 /// The bodies of the sections of `kind`, in file order.
@@ -125,7 +173,7 @@ pub struct LoadNotes {
     /// (their methods are not available on the loaded index).
     pub skipped_slots: Vec<EmbedderSlot>,
     /// Milliseconds spent in each step of the load, in order: `split` (table and checksums),
-    /// `corpus`, `bm25` (rebuilt from the passages), `dense` (passage vectors: the static
+    /// `corpus`, `bm25` (rebuilt from the passages) or `postings` (read), `dense` (passage vectors: the static
     /// embedder's re-embedded and checked), `text-pipeline`, `graph` (read, entity and fact
     /// vectors re-embedded, synonym cosines, CSR) and `prepare-graph-search`
     /// ([`Index::prepare_graph_search`]); only the steps the bytes hold. In wasm the clock is
@@ -163,6 +211,7 @@ impl Index {
     /// # Errors
     /// As [`Index::to_bytes`].
     pub(super) fn sections(&self) -> Result<Vec<(SectionKind, Vec<u8>)>> {
+        self.require_texts("saving the index")?;
         let mut sections = Vec::new();
         let config = serde_json::to_vec(&self.config).map_err(|e| Error::Config(e.to_string()))?;
         sections.push((SectionKind::Config, config));
@@ -236,6 +285,11 @@ impl Index {
     /// assembled (`progress(done, total)` counts those texts). The loaded index ranks exactly as
     /// the saved one for every method it supports.
     ///
+    /// The keyword part of a static site's index ([`Index::to_split_bytes`]: ids and titles
+    /// with BM25's postings, no texts) opens too, without rebuilding anything: BM25 answers at
+    /// once (hits with empty texts) and everything that needs the texts fails with
+    /// [`Error::TextsNotLoaded`] until [`Index::attach_texts`] reads them.
+    ///
     /// # Errors
     /// [`Error::NotAnIndex`], [`Error::IndexVersion`], [`Error::IndexTruncated`],
     /// [`Error::IndexCorrupt`] (see [`super::format`]); [`Error::Model`] when an embedder's
@@ -251,15 +305,58 @@ impl Index {
         let sections = split(bytes)?;
         notes.lap("split", &mut clock);
         let one = |kind: SectionKind| only_section(&sections, kind);
-        let config: IndexConfig = serde_json::from_slice(one(SectionKind::Config)?)
+        let config: IndexConfig = json_of(one(SectionKind::Config)?)
             .map_err(|e| Error::IndexCorrupt(format!("section config: {e}")))?;
-        let passages = read_corpus(one(SectionKind::Corpus)?)?;
+        // a whole file holds the corpus; a static site's keyword part the ids and titles only,
+        // with BM25's postings (the texts follow in their own file: Index::attach_texts)
+        let has = |kind: SectionKind| find_sections(&sections, kind).next().is_some();
+        let (passages, pending) = if has(SectionKind::Passages) {
+            if has(SectionKind::Corpus) {
+                return Err(Error::IndexCorrupt(
+                    "the file holds both a corpus and a passages section".into(),
+                ));
+            }
+            let (passages, crc) = read_passage_heads(one(SectionKind::Passages)?)?;
+            (passages, Some(crc))
+        } else {
+            (read_corpus(one(SectionKind::Corpus)?)?, None)
+        };
         let mut corpus = Corpus::new();
         corpus.extend(passages).map_err(|e| Error::IndexCorrupt(format!("section corpus: {e}")))?;
         notes.lap("corpus", &mut clock);
-        let mut index = Index::build_taking(&mut corpus, &config, &mut |_, _| {})
-            .map_err(|e| Error::IndexCorrupt(format!("section config: {e}")))?;
-        notes.lap("bm25", &mut clock);
+        let mut index = if has(SectionKind::Postings) {
+            let bm25 = Bm25::read_from(one(SectionKind::Postings)?, config.bm25, corpus.len()).map_err(
+                |e| match e {
+                    Error::Config(m) => Error::IndexCorrupt(format!("section config: {m}")),
+                    e => e,
+                },
+            )?;
+            let index = Index::with_bm25(&mut corpus, &config, Analyzer::english(), bm25)
+                .map_err(|e| Error::IndexCorrupt(format!("section config: {e}")))?;
+            notes.lap("postings", &mut clock);
+            index
+        } else if pending.is_some() {
+            return Err(Error::IndexCorrupt(
+                "the passages section comes without its postings section".into(),
+            ));
+        } else {
+            let index = Index::build_taking(&mut corpus, &config, &mut |_, _| {})
+                .map_err(|e| Error::IndexCorrupt(format!("section config: {e}")))?;
+            notes.lap("bm25", &mut clock);
+            index
+        };
+        if let Some(crc) = pending {
+            if let Some((kind, _)) = sections.iter().find(|(k, _)| {
+                !matches!(k, SectionKind::Config | SectionKind::Passages | SectionKind::Postings)
+            }) {
+                return Err(Error::IndexCorrupt(format!(
+                    "a keyword part (passages without texts) cannot hold a {} section",
+                    kind.name()
+                )));
+            }
+            index.texts_pending = Some(crc);
+            return Ok((index, notes));
+        }
         index.attach_sections(&sections, embedders, progress, &mut notes)?;
         Ok((index, notes))
     }
@@ -372,7 +469,7 @@ impl Index {
             notes.lap("text-pipeline", &mut clock);
             let graph = Graph::read_from(&mut r, index.corpus.passages(), embedder.as_ref(), progress)?;
             notes.lap("graph", &mut clock);
-            let mut report: GraphBuildReport = serde_json::from_slice(one(SectionKind::GraphReport)?)
+            let mut report: GraphBuildReport = json_of(one(SectionKind::GraphReport)?)
                 .map_err(|e| Error::IndexCorrupt(format!("section graph-report: {e}")))?;
             report.counts = graph.counts();
             index.graph = Some(KnowledgeGraph::new(graph, embedder, pipeline, report));

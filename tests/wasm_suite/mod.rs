@@ -375,6 +375,60 @@ fn saved_index_has_the_native_bytes_and_loads_with_identical_rankings() {
         search(&engine, "Playboy Club", 5).iter().map(|h| h.id.clone()).collect::<Vec<_>>());
 }
 
+/// A static site's index in three parts (`cairn index` writes them natively): the keyword
+/// part answers BM25 as the whole index does, with ids and titles, before the texts; the texts
+/// and then the extras complete it to the whole index.
+#[wasm_bindgen_test]
+fn a_site_index_answers_from_its_keyword_part_and_completes_with_its_texts_and_extras() {
+    let engine = built_sample_with_graph();
+    let whole = engine.save_index().map_err(message).unwrap();
+    let (native, _) = cairn::index::Index::from_bytes(
+        &whole,
+        &[(cairn::index::EmbedderSlot::Static, std::rc::Rc::new(cairn::embed::StaticEmbedder::minilm().unwrap()))],
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let parts = native.to_split_bytes().unwrap();
+    let mut site = Engine::new(None).map_err(message).unwrap();
+    site.load_static_embedder(TABLE, VOCAB, None).map_err(message).unwrap();
+    site.load_index(&parts.base, None).map_err(message).unwrap();
+    assert!(!site.texts_loaded());
+    assert_eq!(available(&site), vec!["bm25"]);
+    for q in common::questions() {
+        let want = search(&engine, &q, 10);
+        let got = search(&site, &q, 10);
+        assert_eq!(got.len(), want.len(), "{q}");
+        for (g, w) in got.iter().zip(&want) {
+            assert_eq!((g.rank, &g.id, &g.title, g.score), (w.rank, &w.id, &w.title, w.score), "{q}");
+            assert_eq!(g.text, "", "{q}: no text before the texts file");
+        }
+    }
+    // what needs the texts says so, and nothing changes
+    let e = site.corpus_jsonl().err().map(message).unwrap();
+    assert!(e.starts_with("the passages' texts are not loaded yet"), "{e}");
+    let e = site.add_jsonl("more.jsonl", r#"{"id": "new", "text": "More text."}"#).err().map(message).unwrap();
+    assert!(e.contains("adding passages needs them"), "{e}");
+    let e = site.load_index_extras(parts.extras.as_ref().unwrap(), None).err().map(message).unwrap();
+    assert!(e.starts_with("the passages' texts are not loaded yet"), "{e}");
+    let e = site.load_index_texts(&parts.base).err().map(message).unwrap();
+    assert!(e.starts_with("the index file is corrupt"), "{e}");
+    assert!(!site.texts_loaded());
+    site.load_index_texts(&parts.texts).map_err(message).unwrap();
+    assert!(site.texts_loaded());
+    site.load_index_extras(parts.extras.as_ref().unwrap(), None).map_err(message).unwrap();
+    assert_eq!(available(&site), vec!["bm25", "dense", "hybrid", "hipporag", "catrag"]);
+    for method in ["bm25", "dense", "hybrid", "hipporag", "catrag"] {
+        for q in common::questions() {
+            let a: Vec<(String, String, f32)> =
+                search_with(&engine, &q, 10, method).into_iter().map(|h| (h.id, h.text, h.score)).collect();
+            let b: Vec<(String, String, f32)> =
+                search_with(&site, &q, 10, method).into_iter().map(|h| (h.id, h.text, h.score)).collect();
+            assert_eq!(a, b, "{method}: {q}");
+        }
+    }
+    assert_eq!(site.save_index().map_err(message).unwrap(), whole);
+}
+
 #[wasm_bindgen_test]
 fn load_index_rejects_bad_files_with_their_own_messages_and_keeps_the_engine() {
     let engine = built_sample_with_graph();
