@@ -10,14 +10,18 @@
 // embedder, Engine.loadIndex: `loadMs`), the first query's search time, time to first result
 // from navigation start, and bytes transferred. A graph or vector method's widget shows BM25's
 // results first (`firstResultMs`, `firstMethod`), then its own (`methodResultMs`,
-// `bytes`). One JSON object on stdout.
+// `bytes`). `firstResultBytes` sums the files that had arrived by the first result, `files`
+// lists each with its size and arrival, and `textsMs` is when the passages' texts were in (the
+// widget's time from opening the index; the first list shows titles, the snippets follow). One
+// JSON object on stdout.
 //
 //   node tools/site_bench.mjs --cairn DIR --load [--pkg pkg/] [--runs 3]
 //
 // `--load` times the index load alone, without the widget: a page fetches every file first,
 // then times, on the main thread, inflating the base and the extras (`inflateMs`), the static
 // embedder (`embedderMs`) and the text pipeline (`textMs`), `Engine.loadIndex` of the base
-// (`baseMs`), `Engine.loadIndexExtras` (`extrasMs`; `loadMs` = base + extras), then the first
+// (`baseMs`), `Engine.loadIndexTexts` (`textsMs`), `Engine.loadIndexExtras` (`extrasMs`;
+// `loadMs` = base + texts + extras), then the first
 // BM25 search (`bm25Ms`), the first and second searches of the manifest's graph or vector method
 // (`methodMs`, `method2Ms`), each list's passage ids (to compare two packages' results) and
 // the engine's own steps of the load (`phases`, `Engine.loadPhases`).
@@ -79,8 +83,9 @@ async function loadBench() {
         };
         const get = async (f) => new Uint8Array(await (await fetchOk(f)).arrayBuffer());
         const manifest = await (await fetchOk('manifest.json')).json();
-        const [indexGz, extrasGz, table, vocab, ...text] = await Promise.all([
+        const [indexGz, textsGz, extrasGz, table, vocab, ...text] = await Promise.all([
           get(manifest.index),
+          manifest.texts ? get(manifest.texts) : null,
           manifest.extras ? get(manifest.extras) : null,
           get(manifest.embedder.table),
           fetchOk(manifest.embedder.vocab).then((x) => x.text()),
@@ -90,7 +95,7 @@ async function loadBench() {
         const inflate = async (b) => (b[0] !== 0x1f || b[1] !== 0x8b ? b : new Uint8Array(
           await new Response(new Blob([b]).stream().pipeThrough(new DecompressionStream('gzip'))).arrayBuffer(),
         ));
-        const t = { gzBytes: indexGz.length + (extrasGz ? extrasGz.length : 0) };
+        const t = { gzBytes: indexGz.length + (textsGz ? textsGz.length : 0) + (extrasGz ? extrasGz.length : 0) };
         let c = performance.now();
         const lap = (name) => {
           const now = performance.now();
@@ -98,9 +103,10 @@ async function loadBench() {
           c = now;
         };
         const index = await inflate(indexGz);
+        const texts = textsGz ? await inflate(textsGz) : null;
         const extras = extrasGz ? await inflate(extrasGz) : null;
         lap('inflateMs');
-        t.rawBytes = index.length + (extras ? extras.length : 0);
+        t.rawBytes = index.length + (texts ? texts.length : 0) + (extras ? extras.length : 0);
         const engine = new mod.Engine();
         c = performance.now();
         engine.loadStaticEmbedder(table, vocab);
@@ -109,9 +115,11 @@ async function loadBench() {
         lap('textMs');
         engine.loadIndex(index);
         lap('baseMs');
+        if (texts) engine.loadIndexTexts(texts);
+        lap('textsMs');
         if (extras) engine.loadIndexExtras(extras);
         lap('extrasMs');
-        t.loadMs = Math.round((t.baseMs + t.extrasMs) * 10) / 10;
+        t.loadMs = Math.round((t.baseMs + t.textsMs + t.extrasMs) * 10) / 10;
         // the engine's own steps (a package without `loadPhases` has none)
         if (typeof engine.loadPhases === 'function') t.phases = Object.fromEntries(engine.loadPhases());
         const ids = (hits) => hits.map((h) => h.id);
@@ -158,8 +166,19 @@ try {
     const context = await browser.newContext();
     const page = await context.newPage();
     let bytes = 0;
+    // every file: its path, bytes on the wire (content-length) and when it finished (ms since
+    // the run started), to sum what had arrived by the first result
+    const files = [];
     page.on('response', async (resp) => {
       bytes += Number(resp.headers()['content-length'] || 0);
+    });
+    page.on('requestfinished', async (req) => {
+      const resp = await req.response();
+      files.push({
+        path: new URL(req.url()).pathname,
+        bytes: Number(resp?.headers()['content-length'] || 0),
+        doneMs: Date.now() - t0,
+      });
     });
     const t0 = Date.now();
     await page.goto(server.url, { waitUntil: 'load' });
@@ -171,6 +190,7 @@ try {
       { timeout: 600_000 },
     );
     const firstResultMs = await page.evaluate(() => performance.now());
+    const firstResultAt = Date.now() - t0;
     let d = await page.evaluate(() => ({ ...document.querySelector('#cairn-search').dataset }));
     if (d.error) throw new Error(d.error);
     const firstMethod = d.shown;
@@ -190,6 +210,11 @@ try {
       if (d.error) throw new Error(d.error);
     }
     const methodTop = await page.$$eval('#cairn-search li a', (as) => as.slice(0, 3).map((a) => a.textContent));
+    // snippets follow the titles once the passages' texts are in
+    if (manifest.texts) {
+      await page.waitForFunction(() => document.querySelector('#cairn-search').dataset.textsMs !== undefined, null, { timeout: 600_000 });
+      d = await page.evaluate(() => ({ ...document.querySelector('#cairn-search').dataset }));
+    }
     out.push({
       pageLoadMs,
       widgetLoadMs: Number(d.loadMs),
@@ -197,11 +222,16 @@ try {
       readyMs: d.readyMs === undefined ? null : Number(d.readyMs),
       searchMs: Number(d.searchMs),
       firstResultMs,
+      // the bytes of the files that had arrived when the first list was on screen (the files the
+      // loader fetches later, as the passages' texts, may have begun)
+      firstResultBytes: files.filter((f) => f.doneMs <= firstResultAt).reduce((a, f) => a + f.bytes, 0),
+      textsMs: d.textsMs === undefined ? null : Number(d.textsMs),
       firstMethod,
       methodResultMs,
       bytes,
       top,
       methodTop,
+      files: files.sort((a, b) => a.doneMs - b.doneMs),
     });
     await context.close();
   }

@@ -4,8 +4,9 @@
 //   const cairn = await openIndex();            // this folder's manifest.json, index and wasm
 //   const hits = cairn.search('who married Lothair II?', { k: 8 });
 //
-// Everything runs in the page: the wasm engine (cairn_bg.wasm), the index file (gzip, inflated
-// with the browser's DecompressionStream), for the dense methods the static embedder's table,
+// Everything runs in the page: the wasm engine (cairn_bg.wasm), the index (gzip files, inflated
+// with the browser's DecompressionStream: the keyword part, then the passages' texts and, for
+// the vector and graph methods, the extras), for the dense methods the static embedder's table,
 // and for an index with a knowledge graph the English text pipeline's files (text/). Nothing is
 // sent anywhere.
 
@@ -54,17 +55,25 @@ export async function gunzip(bytes) {
  * manifest: passage vectors and knowledge graph beside the passages), the extras and the text
  * pipeline.
  *
- * With `early: true` it resolves as soon as BM25 can answer (the base index loaded) and the rest
- * loads in the background: `methods()` grows, `ready` resolves when `method` can run (or rejects
- * with the reason it cannot) and `onProgress(done, total)` counts the texts embedded meanwhile.
- * Without it, it resolves once `method` can run, as before.
+ * A site written by `cairn index` holds its index in three files (`index`, `texts` and `extras`
+ * in the manifest): the keyword part (passage ids and titles with BM25's postings), the passages'
+ * texts, and the extras. BM25 answers from the keyword part alone, its hits carrying ids and
+ * titles (texts empty) until the texts are in (`texts`, `textsLoaded()`); the texts are fetched
+ * once the keyword part has arrived, so they never slow the first answer down.
  *
- * Resolves to { manifest, method, methods(), ready, timings: {loadMs, fetchedMs, loadIndexMs,
- * readyMs}, search(query, {k, method, prefix}) } (`prefix`: the last word is still being typed and
- * also matches the words it begins; misspelt words match their near spellings): `fetchedMs`
- * covers the downloads the first answer waited for (in parallel), `loadIndexMs` Engine.loadIndex
- * (BM25 rebuilt; for a one-file index also the vectors re-embedded), `readyMs` the time until
- * `method` could run (set when `ready` resolves).
+ * With `early: true` it resolves as soon as BM25 can answer (the keyword part loaded) and the
+ * rest loads in the background: `texts` resolves when the hits carry their texts, `methods()`
+ * grows, `ready` resolves when `method` can run (or rejects with the reason it cannot) and
+ * `onProgress(done, total)` counts the texts embedded meanwhile. Without it, it resolves once
+ * `method` can run, texts included.
+ *
+ * Resolves to { manifest, method, methods(), texts, textsLoaded(), ready, timings: {loadMs,
+ * fetchedMs, loadIndexMs, textsMs, readyMs}, search(query, {k, method, prefix}) } (`prefix`: the
+ * last word is still being typed and also matches the words it begins; misspelt words match
+ * their near spellings): `fetchedMs` covers the downloads the first answer waited for (in
+ * parallel), `loadIndexMs` Engine.loadIndex (BM25's postings read; for an index written before
+ * the keyword part existed, BM25 rebuilt from the passages), `textsMs` the time until the texts
+ * were in and `readyMs` until `method` could run (each set when its promise resolves).
  */
 export async function openIndex({ base = here, method, early = false, onProgress } = {}) {
   const t0 = performance.now();
@@ -98,6 +107,9 @@ export async function openIndex({ base = here, method, early = false, onProgress
     init({ module_or_path: new URL('cairn_bg.wasm', base) }),
     fetchIndexBytes(new URL(manifest.index, base)),
   ]);
+  // the passages' texts, after the keyword part so that they do not share its bandwidth
+  const textsBytes = typeof manifest.texts === 'string' ? fetchIndexBytes(new URL(manifest.texts, base)) : null;
+  textsBytes?.catch(() => {});
   const engine = new Engine();
   const progress = typeof onProgress === 'function' ? (done, total) => onProgress(done, total) : undefined;
   const addEmbedder = async () => {
@@ -110,7 +122,7 @@ export async function openIndex({ base = here, method, early = false, onProgress
     const [pos, lemmaRules, lemmaIndex, gazetteer] = (await textFiles).map((b) => new Uint8Array(b));
     loadTextPipeline(pos, lemmaRules, lemmaIndex, gazetteer);
   };
-  const timings = { loadMs: 0, fetchedMs: 0, loadIndexMs: 0, readyMs: undefined };
+  const timings = { loadMs: 0, fetchedMs: 0, loadIndexMs: 0, textsMs: undefined, readyMs: undefined };
   if (!twoParts) {
     await addEmbedder();
     await addTextPipeline();
@@ -124,15 +136,23 @@ export async function openIndex({ base = here, method, early = false, onProgress
       throw new Error(`method ${method} is not available in this index (available: ${methods.join(', ')})`);
     }
   };
-  // the passage vectors and graph of a two-part index, once the embedder (and the text pipeline) are in
+  const texts = textsBytes
+    ? textsBytes.then((t) => {
+      engine.loadIndexTexts(t);
+      timings.textsMs = performance.now() - t0;
+    })
+    : Promise.resolve();
+  texts.catch(() => {}); // the caller reads the reason from `texts` or `ready`
+  // the passage vectors and graph, once the texts, the embedder and the text pipeline are in
   const rest = extrasBytes
     ? (async () => {
+      await texts;
       await addEmbedder();
       await addTextPipeline();
       const extras = await extrasBytes;
       engine.loadIndexExtras(extras, progress);
     })()
-    : Promise.resolve();
+    : texts;
   const ready = rest.then(() => {
     check();
     timings.readyMs = performance.now() - t0;
@@ -147,6 +167,8 @@ export async function openIndex({ base = here, method, early = false, onProgress
     manifest,
     method,
     methods: () => engine.availableMethods(),
+    texts,
+    textsLoaded: () => engine.textsLoaded(),
     ready,
     timings,
     search(query, { k = 8, method: m = method, prefix = false } = {}) {

@@ -5,9 +5,11 @@
 //
 // Optional attributes on the div: data-method="bm25|dense|hybrid|hipporag|catrag" (default: the
 // manifest's), data-k="8", data-placeholder="Search this site". The engine and the index are
-// loaded on the first focus of (or typing in) the box, not with the page; until a vector or graph
-// method's files are in (embedder table, passage vectors, knowledge graph), BM25 answers and says
-// so, and the chosen method's results replace its own when they are ready. Results follow the
+// loaded on the first focus of (or typing in) the box, not with the page. BM25 answers as soon as
+// the index's keyword part is in, with titles and links; the passages' snippets follow when their
+// texts are in. Until a vector or graph method's files are in (embedder table, passage vectors,
+// knowledge graph), BM25 answers and says so, and the chosen method's results replace its own
+// when they are ready. Results follow the
 // typing: while the last word has no space after it, it also matches the words it begins
 // ("lothai" finds Lothair), and misspelt words find their near spellings. Keys: Enter searches at
 // once, the arrow keys move between the box and the results, Escape clears them.
@@ -63,6 +65,8 @@ if (root) {
   const k = Number(root.dataset.k) || 8;
   let opening = null;
   let timer = 0;
+  // the list on screen was made before the passages' texts were in (titles without snippets)
+  let withoutTexts = false;
 
   const open = () => {
     if (!opening) {
@@ -74,6 +78,17 @@ if (root) {
           root.dataset.ready = 'true';
           root.dataset.loadMs = String(Math.round(cairn.timings.loadMs));
           root.dataset.loadIndexMs = String(Math.round(cairn.timings.loadIndexMs));
+          cairn.texts.then(
+            () => {
+              root.dataset.textsMs = String(Math.round(cairn.timings.textsMs));
+              // the titles on screen get their snippets
+              if (withoutTexts) run();
+            },
+            (err) => {
+              root.dataset.error = err.message;
+              status.textContent = `The passages' texts could not be loaded (${err.message}); showing titles only.`;
+            },
+          );
           cairn.ready.then(
             () => {
               root.dataset.complete = 'true';
@@ -128,6 +143,7 @@ if (root) {
     }
     root.dataset.searchMs = String(performance.now() - t0);
     root.dataset.shown = method;
+    withoutTexts = !cairn.textsLoaded();
     const seen = new Set();
     hits = hits.filter((h) => !seen.has(linkOf(h.id)) && seen.add(linkOf(h.id))).slice(0, k);
     status.textContent = !hits.length
@@ -139,9 +155,12 @@ if (root) {
       const li = el('li');
       const a = el('a', { href: linkOf(h.id) });
       a.append(highlighted(h.title, h.titleHighlights || [], 200));
-      const p = el('p');
-      p.append(highlighted(h.text, h.highlights || []));
-      li.append(a, p);
+      li.append(a);
+      if (h.text) {
+        const p = el('p');
+        p.append(highlighted(h.text, h.highlights || []));
+        li.append(p);
+      }
       list.append(li);
     }
   };

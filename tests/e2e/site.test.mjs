@@ -95,7 +95,10 @@ test('cairn index writes the index, the wasm package, the loader, the widget and
   assert.equal(manifest.text_pipeline, null, 'without a knowledge graph the text pipeline is not written');
   assert.ok(!fs.existsSync(path.join(site, 'cairn', 'text')));
   assert.ok(manifest.index_gz_bytes < manifest.index_bytes);
-  // the passages' vectors are in a second file, which BM25 never needs
+  // the passages' texts are in their own file, which the first keyword result does not wait for
+  assert.equal(manifest.texts, 'texts.cairn.gz');
+  assert.equal(manifest.texts_gz_bytes, fs.statSync(path.join(site, 'cairn', 'texts.cairn.gz')).size);
+  // the passages' vectors are in a third file, which BM25 never needs
   assert.equal(manifest.extras, 'extras.cairn.gz');
   assert.equal(manifest.extras_gz_bytes, fs.statSync(path.join(site, 'cairn', 'extras.cairn.gz')).size);
 });
@@ -143,6 +146,45 @@ test('the widget loads lazily, ranks as native BM25 and links to page#heading', 
   await tab.waitForURL((u) => u.pathname + u.hash === first);
   const heading = await tab.evaluate(() => document.getElementById(decodeURIComponent(location.hash.slice(1)))?.textContent);
   assert.equal(linkOf({ id: first.split('/')[2].replace('.html', '').split('#')[0], title: heading }), first);
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('the first keyword result waits for the keyword part only: titles at once, snippets when the texts arrive', async () => {
+  const context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
+  const tab = await context.newPage();
+  const errors = [];
+  tab.on('pageerror', (e) => errors.push(e.message));
+  // the texts arrive late, as over a slow link
+  let releaseTexts;
+  const textsHeld = new Promise((resolve) => { releaseTexts = resolve; });
+  await context.route('**/texts.cairn.gz', async (route) => {
+    await textsHeld;
+    await route.continue();
+  });
+  await tab.goto(server.url);
+  const input = tab.locator('#cairn-search input');
+  const q = questions[0];
+  await input.fill(q.question);
+  await input.press('Enter');
+  await tab.waitForFunction(() => document.querySelectorAll('#cairn-search li a').length > 0, null, { timeout: WAIT });
+  const byId = new Map(passages.map((p) => [p.id, p]));
+  const want = expected.bm25.find((e) => e.question === q.question).ids.slice(0, 8).map((id) => linkOf(byId.get(id)));
+  const hrefs = () => tab.$$eval('#cairn-search li a', (as) => as.map((a) => a.getAttribute('href')));
+  // the same ranking as native BM25, titles and links only
+  assert.deepEqual(await hrefs(), want);
+  assert.equal(await tab.locator('#cairn-search li p').count(), 0, 'no snippet before the texts');
+  assert.equal(await tab.evaluate(() => document.querySelector('#cairn-search').dataset.textsMs), undefined);
+  await tab.screenshot({ path: path.join(screenshots, 'site-widget-titles-first.png') });
+  releaseTexts();
+  // the list gets its snippets, query words marked, in the same order
+  await tab.waitForFunction(() => document.querySelectorAll('#cairn-search li p').length > 0, null, { timeout: WAIT });
+  assert.deepEqual(await hrefs(), want);
+  assert.equal(await tab.locator('#cairn-search li p').count(), want.length);
+  assert.ok((await tab.locator('#cairn-search li p mark').count()) > 0, 'query words are marked in the snippets');
+  const snippet = await tab.locator('#cairn-search li p').first().textContent();
+  const top = byId.get(expected.bm25.find((e) => e.question === q.question).ids[0]);
+  assert.ok(top.text.includes(snippet.replace(/^… /, '').replace(/ …$/, '').slice(0, 40)), `${snippet} is not from ${top.id}`);
   assert.deepEqual(errors, []);
   await context.close();
 });
