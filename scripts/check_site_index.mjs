@@ -1,6 +1,6 @@
 // Loads an index written by `cairn index` in Node, the way the site's loader does in a browser
-// (the written cairn.js and cairn_bg.wasm, the gzip index and, for other methods than bm25, its
-// extras, the static embedder's files), and
+// (the written cairn.js and cairn_bg.wasm, the gzip index's keyword part, its texts and, for
+// other methods than bm25, its extras, the static embedder's files), and
 // prints one JSON line per query: the method and the links of its top hits.
 //
 //   node scripts/check_site_index.mjs <out-folder> <method> <query> [<query> …]
@@ -24,7 +24,9 @@ if (manifest.embedder) {
   engine.loadStaticEmbedder(new Uint8Array(read(manifest.embedder.table)), read(manifest.embedder.vocab).toString('utf8'));
 }
 let stats = engine.loadIndex(zlib.gunzipSync(read(manifest.index)));
-// a two-part index: the passage vectors and the graph are in the extras
+// the keyword part answers BM25 alone; the texts complete the passages
+if (manifest.texts) stats = engine.loadIndexTexts(zlib.gunzipSync(read(manifest.texts)));
+// the passage vectors and the graph are in the extras
 if (manifest.extras && method !== 'bm25') stats = engine.loadIndexExtras(zlib.gunzipSync(read(manifest.extras)));
 for (const query of queries) {
   const hits = engine.search(query, { k: 3, method });

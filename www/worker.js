@@ -815,6 +815,11 @@ async function loadIndexBytes(bytes, name, extraTiming = {}) {
         embedderFiles = { dims: staticDims(target) };
       }
     }
+    // A static site's keyword part (ids, titles and BM25's postings, without the passages'
+    // texts) is not a whole index: the page keeps, saves and shares whole corpora.
+    if (!target.textsLoaded()) {
+      throw new Error('this is the keyword part of a static site\'s index (its index.cairn.gz, without the passages\' texts, which are in texts.cairn.gz): the page opens whole index files, such as one saved with "Export file"');
+    }
   } catch (err) {
     target.free();
     throw err;

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
+import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_ARGS } from './chromium.mjs';
@@ -247,6 +248,19 @@ test('broken inputs say what is wrong: a cut-off share link, a truncated gzip fi
   await page.click('#error-dismiss');
   await page.setInputFiles('#import-index', notes);
   assert.match(await errorText(page), /^notes\.txt could not be opened: not a Cairn index file .* add it under “New files and text”\. The current corpus is unchanged\.$/);
+  // A static site's keyword part (its index.cairn.gz, without the passages' texts): named for
+  // what it is, and the corpus stays.
+  const siteDir = path.join(files, 'site');
+  const made = spawnSync(
+    'cargo',
+    ['run', '--quiet', '--bin', 'cairn', '--', 'index', '--jsonl', path.join(root, 'tests', 'fixtures', 'tiny', 'corpus.jsonl'), '--no-dense', '--out', siteDir],
+    { cwd: root, encoding: 'utf8' },
+  );
+  assert.equal(made.status, 0, `cairn index failed: ${made.stderr}`);
+  await page.click('#error-dismiss');
+  await page.setInputFiles('#import-index', path.join(siteDir, 'index.cairn.gz'));
+  assert.match(await errorText(page), /^index\.cairn\.gz could not be opened: this is the keyword part of a static site's index .*texts\.cairn\.gz.* The current corpus is unchanged\.$/);
+  await status(page, /^3 passages\b/, 'the corpus should stay after a keyword part');
   assert.deepEqual(errors, []);
   await context.close();
 
