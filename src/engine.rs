@@ -214,7 +214,8 @@ impl Engine {
         &self.config
     }
 
-    /// The passages, collected or indexed.
+    /// The passages, collected or indexed (with empty texts while an index opened from a site's
+    /// keyword part waits for them: [`Engine::texts_loaded`]).
     pub fn corpus(&self) -> &Corpus {
         match &self.state {
             State::Collecting(c) => c,
@@ -290,7 +291,9 @@ impl Engine {
     /// engine built). Returns how many were added.
     ///
     /// # Errors
-    /// [`Error::Passage`] naming the first passage that cannot be added.
+    /// [`Error::Passage`] naming the first passage that cannot be added;
+    /// [`Error::TextsNotLoaded`] while an index opened from a site's keyword part waits for its
+    /// texts.
     pub fn add_passages(&mut self, passages: Vec<Passage>) -> Result<usize> {
         self.require_texts("adding passages")?;
         self.corpus().check_new(&passages)?;
@@ -368,6 +371,8 @@ impl Engine {
     ///
     /// # Errors
     /// [`Error::Config`] for invalid parameters; an embedder's errors. The passages stay, unbuilt.
+    /// [`Error::TextsNotLoaded`] while an index opened from a site's keyword part waits for its
+    /// texts (it is built already).
     pub fn build(&mut self, progress: Progress<'_>) -> Result<&Index> {
         self.require_texts("building the index")?;
         let config = self.config.clone();

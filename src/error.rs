@@ -112,6 +112,10 @@ pub enum Error {
     /// before they were read ([`crate::index::Index::attach_texts`]).
     #[error("the passages' texts are not loaded yet (this index was opened from its keyword part): {0} needs them; read the texts file first")]
     TextsNotLoaded(String),
+    /// Two files of a static site's index that were not written together (the texts or the
+    /// extras of another `cairn index` run): each is sound, they do not belong together.
+    #[error("the index's files do not belong together: {0}; write them again with one `cairn index` run and publish them together")]
+    IndexPartsMismatch(String),
     /// An index file whose bytes were damaged (a checksum mismatch) or that is inconsistent.
     #[error("the index file is corrupt: {0}")]
     IndexCorrupt(String),

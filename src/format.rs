@@ -473,7 +473,7 @@ pub(crate) fn split(bytes: &[u8]) -> Result<Vec<(SectionKind, &[u8])>> {
         let computed = crc32fast::hash(body);
         if computed != crc {
             return Err(Error::IndexCorrupt(format!(
-                "section {}'s checksum does not match (stored {crc:08x}, computed {computed:08x})",
+                "the {} section's checksum does not match (stored {crc:08x}, computed {computed:08x})",
                 kind.name()
             )));
         }

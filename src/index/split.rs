@@ -84,8 +84,9 @@ impl Index {
     /// # Errors
     /// [`Error::Config`] when the texts are in already (an index not opened from a base, or
     /// texts read twice); [`Error::IndexCorrupt`] when `bytes` hold anything but one texts
-    /// section, when its CRC32 is not the one the base stores (the texts of another index), or
-    /// when it holds another number of texts; otherwise as [`Index::from_bytes`].
+    /// section or when it holds another number of texts; [`Error::IndexPartsMismatch`] when its
+    /// CRC32 is not the one the keyword part stores (the texts of another index); otherwise as
+    /// [`Index::from_bytes`].
     pub fn attach_texts(&mut self, bytes: &[u8]) -> Result<()> {
         let Some(want) = self.texts_pending else {
             return Err(Error::Config(
@@ -100,8 +101,8 @@ impl Index {
         }
         let got = crc32fast::hash(body);
         if got != want {
-            return Err(Error::IndexCorrupt(format!(
-                "these texts belong to another index (their CRC32 is {got:08x}, the base expects {want:08x})"
+            return Err(Error::IndexPartsMismatch(format!(
+                "these texts belong to another index (their CRC32 is {got:08x}, the keyword part expects {want:08x})"
             )));
         }
         let texts = read_texts(body)?;
@@ -131,8 +132,8 @@ impl Index {
     /// extras once, to an index opened from the base; passage vectors attached meanwhile with the
     /// same embedder are kept and checked like re-embedded ones);
     /// [`Error::IndexCorrupt`] when `bytes` hold passages (a whole index file or another part,
-    /// not extras) or a config that differs from this index's (extras of another index);
-    /// otherwise as [`Index::from_bytes`].
+    /// not extras); [`Error::IndexPartsMismatch`] for a config that differs from this index's
+    /// (extras of another index); otherwise as [`Index::from_bytes`].
     pub fn attach_extras(
         &mut self,
         bytes: &[u8],
@@ -164,7 +165,7 @@ impl Index {
         let config = only_section(&sections, SectionKind::Config)?;
         let ours = serde_json::to_vec(&self.config).map_err(|e| Error::Config(e.to_string()))?;
         if config != ours.as_slice() {
-            return Err(Error::IndexCorrupt(
+            return Err(Error::IndexPartsMismatch(
                 "the extras were written with another configuration than this index: they belong to another index file"
                     .into(),
             ));
@@ -342,7 +343,7 @@ mod tests {
             false,
         );
         let err = opened.attach_texts(&other.to_split_bytes().unwrap().texts).unwrap_err();
-        assert!(err.to_string().contains("belong to another index"), "{err}");
+        assert!(matches!(err, Error::IndexPartsMismatch(_)) && err.to_string().contains("belong to another index"), "{err}");
         // a whole index file, the base itself and the extras are not texts
         for bytes in [index.to_bytes().unwrap(), split.base.clone(), split.extras.clone().unwrap()] {
             let err = opened.attach_texts(&bytes).unwrap_err();
@@ -424,7 +425,7 @@ mod tests {
         let err = opened
             .attach_extras(&k1.to_split_bytes().unwrap().extras.unwrap(), &slots, &mut |_, _| {})
             .unwrap_err();
-        assert!(err.to_string().contains("another configuration"), "{err}");
+        assert!(matches!(err, Error::IndexPartsMismatch(_)) && err.to_string().contains("another configuration"), "{err}");
 
         // a damaged byte: the section's checksum
         let mut bad = extras.clone();
