@@ -62,10 +62,11 @@ export async function gunzip(bytes) {
  * once the keyword part has arrived, so they never slow the first answer down.
  *
  * With `early: true` it resolves as soon as BM25 can answer (the keyword part loaded) and the
- * rest loads in the background: `texts` resolves when the hits carry their texts, `methods()`
- * grows, `ready` resolves when `method` can run (or rejects with the reason it cannot) and
+ * rest loads in the background: `texts` resolves when the hits carry their texts (or rejects
+ * with the reason they cannot; BM25 still answers, with titles), `methods()` grows, `ready`
+ * resolves when `method` can run (at once for `bm25`; or rejects with the reason it cannot) and
  * `onProgress(done, total)` counts the texts embedded meanwhile. Without it, it resolves once
- * `method` can run, texts included.
+ * `method` can run and the texts are in.
  *
  * Resolves to { manifest, method, methods(), texts, textsLoaded(), ready, timings: {loadMs,
  * fetchedMs, loadIndexMs, textsMs, readyMs}, search(query, {k, method, prefix}) } (`prefix`: the
@@ -143,7 +144,8 @@ export async function openIndex({ base = here, method, early = false, onProgress
     })
     : Promise.resolve();
   texts.catch(() => {}); // the caller reads the reason from `texts` or `ready`
-  // the passage vectors and graph, once the texts, the embedder and the text pipeline are in
+  // the passage vectors and graph, once the texts, the embedder and the text pipeline are in;
+  // BM25 needs none of them
   const rest = extrasBytes
     ? (async () => {
       await texts;
@@ -152,7 +154,7 @@ export async function openIndex({ base = here, method, early = false, onProgress
       const extras = await extrasBytes;
       engine.loadIndexExtras(extras, progress);
     })()
-    : texts;
+    : Promise.resolve();
   const ready = rest.then(() => {
     check();
     timings.readyMs = performance.now() - t0;
@@ -161,6 +163,7 @@ export async function openIndex({ base = here, method, early = false, onProgress
     ready.catch(() => {}); // the caller reads the reason from `ready`
   } else {
     await ready;
+    await texts;
   }
   timings.loadMs = performance.now() - t0;
   return {

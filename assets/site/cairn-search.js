@@ -25,11 +25,26 @@ function el(tag, attrs = {}, text) {
   return e;
 }
 
-/** `text` as nodes with the UTF-16 `ranges` in <mark>, cut to about `max` characters around the first. */
+/**
+ * `text` as nodes with the UTF-16 `ranges` in <mark>, cut to about `max` characters around the
+ * first, at whitespace so that no word is cut in two.
+ */
 function highlighted(text, ranges, max = 240) {
   const first = ranges.length ? ranges[0][0] : 0;
-  const start = Math.max(0, Math.min(first - 60, text.length - max));
-  const end = Math.min(text.length, start + max);
+  const firstEnd = ranges.length ? ranges[0][1] : 0;
+  let start = Math.max(0, Math.min(first - 60, text.length - max));
+  let end = Math.min(text.length, start + max);
+  if (start > 0) {
+    // the first whole word after the cut (not past the first match)
+    const space = text.slice(start, Math.max(start, first)).search(/\s/);
+    if (space >= 0) start += space + 1;
+  }
+  if (end < text.length) {
+    // the last whole word before the cut (not before the first match's end)
+    const from = Math.min(end, Math.max(start, firstEnd));
+    const space = text.slice(from, end).search(/\s\S*$/);
+    if (space >= 0) end = from + space;
+  }
   const frag = document.createDocumentFragment();
   if (start > 0) frag.append('… ');
   let at = start;
@@ -51,6 +66,7 @@ if (root) {
 #cairn-search ol { list-style: none; padding: 0; margin: .5rem 0; }
 #cairn-search li { margin: 0 0 .8rem; }
 #cairn-search li a { font-weight: 600; }
+#cairn-search li a mark { color: inherit; }
 #cairn-search li p { margin: .2rem 0 0; font-size: .9em; }
 #cairn-search .cairn-status { font-size: .85em; opacity: .75; min-height: 1.2em; }`);
   const input = el('input', {
@@ -67,6 +83,10 @@ if (root) {
   let timer = 0;
   // the list on screen was made before the passages' texts were in (titles without snippets)
   let withoutTexts = false;
+  // why the chosen method cannot run, and why the snippets cannot come: shown with every list
+  let methodNote = '';
+  let textsNote = '';
+  const notes = () => [methodNote, textsNote].filter(Boolean).join(' ');
 
   const open = () => {
     if (!opening) {
@@ -85,8 +105,9 @@ if (root) {
               if (withoutTexts) run();
             },
             (err) => {
-              root.dataset.error = err.message;
-              status.textContent = `The passages' texts could not be loaded (${err.message}); showing titles only.`;
+              root.dataset.textsError = err.message;
+              textsNote = `The passages' texts could not be loaded (${err.message}): results show titles only.`;
+              status.textContent = notes();
             },
           );
           cairn.ready.then(
@@ -98,7 +119,8 @@ if (root) {
             },
             (err) => {
               root.dataset.error = err.message;
-              status.textContent = `${cairn.method} is unavailable (${err.message}); showing keyword results.`;
+              methodNote = `${cairn.method} is unavailable (${err.message}); showing keyword results.`;
+              status.textContent = notes();
             },
           );
           return cairn;
@@ -147,10 +169,10 @@ if (root) {
     const seen = new Set();
     hits = hits.filter((h) => !seen.has(linkOf(h.id)) && seen.add(linkOf(h.id))).slice(0, k);
     status.textContent = !hits.length
-      ? 'No results.'
-      : method !== cairn.method && !root.dataset.error
-        ? 'Keyword results; the full search is still loading…'
-        : '';
+      ? ['No results.', notes()].filter(Boolean).join(' ')
+      : method !== cairn.method && !methodNote
+        ? ['Keyword results; the full search is still loading…', textsNote].filter(Boolean).join(' ')
+        : notes();
     for (const h of hits) {
       const li = el('li');
       const a = el('a', { href: linkOf(h.id) });

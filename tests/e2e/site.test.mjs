@@ -189,6 +189,35 @@ test('the first keyword result waits for the keyword part only: titles at once, 
   await context.close();
 });
 
+test('texts that cannot be loaded: titles and links still come, and the status line says why, search after search', async () => {
+  const context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
+  const tab = await context.newPage();
+  const errors = [];
+  tab.on('pageerror', (e) => errors.push(e.message));
+  await context.route('**/texts.cairn.gz', (route) => route.fulfill({ status: 404, body: 'not here' }));
+  await tab.goto(server.url);
+  const input = tab.locator('#cairn-search input');
+  for (const q of questions.slice(0, 2)) {
+    await input.fill(q.question);
+    await input.press('Enter');
+    await tab.waitForFunction(
+      () => /texts could not be loaded/.test(document.querySelector('#cairn-search .cairn-status').textContent)
+        && document.querySelectorAll('#cairn-search li a').length > 0,
+      null,
+      { timeout: WAIT },
+    );
+    assert.equal(await tab.locator('#cairn-search li p').count(), 0);
+  }
+  const status = await tab.textContent('#cairn-search .cairn-status');
+  assert.match(status, /^The passages' texts could not be loaded \(.*texts\.cairn\.gz: HTTP 404.*\): results show titles only\.$/);
+  const d = await tab.evaluate(() => ({ ...document.querySelector('#cairn-search').dataset }));
+  assert.equal(d.error, undefined, 'BM25 itself works');
+  assert.match(d.textsError, /HTTP 404/);
+  await tab.screenshot({ path: path.join(screenshots, 'site-widget-texts-missing.png') });
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
 test('a hand-made site: a Latin-1 page, unicode file names and anchors, one result per link, keys, a missing index', async () => {
   // Its own small site (the one above must keep its BM25 statistics).
   const own = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-site2-'));
