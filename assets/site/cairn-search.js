@@ -157,7 +157,7 @@ if (root) {
     const t0 = performance.now();
     let hits;
     try {
-      // Twice as many as shown: the parts of one long section share a link and are shown once.
+      // Twice as many as shown: the parts of one long section are shown once.
       hits = cairn.search(q, { k: 2 * k, method, prefix });
     } catch (err) {
       status.textContent = `Search failed: ${err.message}`;
@@ -166,8 +166,11 @@ if (root) {
     root.dataset.searchMs = String(performance.now() - t0);
     root.dataset.shown = method;
     withoutTexts = !cairn.textsLoaded();
+    // the parts of one long section share its link and its title: shown once (two sections under
+    // headings without an id share the page's link, not their titles: both are shown)
     const seen = new Set();
-    hits = hits.filter((h) => !seen.has(linkOf(h.id)) && seen.add(linkOf(h.id))).slice(0, k);
+    const key = (h) => `${linkOf(h.id)}\n${h.title}`;
+    hits = hits.filter((h) => !seen.has(key(h)) && seen.add(key(h))).slice(0, k);
     status.textContent = !hits.length
       ? ['No results.', notes()].filter(Boolean).join(' ')
       : method !== cairn.method && !methodNote

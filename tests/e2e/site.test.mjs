@@ -234,6 +234,11 @@ test('a hand-made site: a Latin-1 page, unicode file names and anchors, one resu
   // One section longer than a passage: two passages share its link, the widget shows it once.
   const para = (w) => `<p>${`${w} `.repeat(180)}</p>`;
   fs.writeFileSync(path.join(own, 'long.html'), chrome(`<main><h2 id="part">Part</h2>${para('quirkword filler')}${para('quirkword padding')}</main>`));
+  // Two sections under headings without an id: one link (the page), two results.
+  fs.writeFileSync(
+    path.join(own, 'brakes.html'),
+    chrome('<main><h1>Brakes</h1><h2>Rim brakes</h2><p>Rim brakes squeeze pads against the wheel rim.</p><h2>Disc brakes</h2><p>Disc brakes squeeze pads against a rotor at the hub.</p></main>'),
+  );
   fs.writeFileSync(path.join(own, 'empty.html'), '');
   const run = spawnSync(
     'cargo',
@@ -244,7 +249,7 @@ test('a hand-made site: a Latin-1 page, unicode file names and anchors, one resu
   assert.match(run.stderr, /latin1\.html: not UTF-8: read as Windows-1252/);
   assert.match(run.stderr, /empty\.html: no text to index/);
   const report = JSON.parse(run.stdout);
-  assert.equal(report.pages, 5);
+  assert.equal(report.pages, 6);
   assert.equal(report.warnings, 2);
 
   const ownServer = await serve({ dir: own, port: 0 });
@@ -268,6 +273,11 @@ test('a hand-made site: a Latin-1 page, unicode file names and anchors, one resu
     };
     assert.deepEqual(await search('qualité enclumes'), ['/latin1.html']);
     assert.deepEqual(await search('quirkword'), ['/long.html#part'], 'one result per link');
+    assert.deepEqual(await search('squeeze '), ['/brakes.html', '/brakes.html'], 'two sections of one page, both shown');
+    assert.deepEqual(
+      (await tab.$$eval('#cairn-search li a', (as) => as.map((a) => a.textContent))).sort(),
+      ['T › Brakes › Disc brakes', 'T › Brakes › Rim brakes'],
+    );
 
     // Keys: ArrowDown to the first result, ArrowUp back to the box, Escape clears.
     assert.deepEqual(await search('patins réaction'), ['/docs/caf%C3%A9%20notes.html#%C3%A9t%C3%A9']);
