@@ -363,6 +363,13 @@ fn chunk_paragraph(body: &str) -> Vec<String> {
     out
 }
 
+/// The 100 real HotpotQA dev passages of `tests/fixtures/hotpot-sample` (for tests).
+#[cfg(test)]
+pub(crate) fn hotpot_sample() -> Vec<Passage> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/hotpot-sample/corpus.jsonl");
+    parse_jsonl("corpus.jsonl", &std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

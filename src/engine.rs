@@ -254,7 +254,10 @@ impl Engine {
     /// Whether the passages' texts are in: false only while an index opened from a static
     /// site's keyword part waits for [`Engine::load_texts`] (its passages' texts are empty).
     pub fn texts_loaded(&self) -> bool {
-        self.require_texts("").is_ok()
+        match &self.state {
+            State::Built(i) => i.texts_loaded(),
+            State::Collecting(_) => true,
+        }
     }
 
     /// `Ok` unless the built index was opened from a static site's keyword part and its texts
@@ -307,7 +310,7 @@ impl Engine {
     /// is collecting until the next build, and carried state past the cut is dropped.
     pub fn truncate(&mut self, passages: usize) {
         // an index whose texts are still loading took no adds: there is nothing to undo
-        if self.corpus().len() <= passages || self.require_texts("").is_err() {
+        if self.corpus().len() <= passages || !self.texts_loaded() {
             return;
         }
         self.collecting().truncate(passages);

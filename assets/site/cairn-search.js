@@ -86,7 +86,8 @@ if (root) {
   // why the chosen method cannot run, and why the snippets cannot come: shown with every list
   let methodNote = '';
   let textsNote = '';
-  const notes = () => [methodNote, textsNote].filter(Boolean).join(' ');
+  const line = (...parts) => parts.filter(Boolean).join(' ');
+  const notes = () => line(methodNote, textsNote);
 
   const open = () => {
     if (!opening) {
@@ -172,9 +173,9 @@ if (root) {
     const key = (h) => `${linkOf(h.id)}\n${h.title}`;
     hits = hits.filter((h) => !seen.has(key(h)) && seen.add(key(h))).slice(0, k);
     status.textContent = !hits.length
-      ? ['No results.', notes()].filter(Boolean).join(' ')
+      ? line('No results.', notes())
       : method !== cairn.method && !methodNote
-        ? ['Keyword results; the full search is still loading…', textsNote].filter(Boolean).join(' ')
+        ? line('Keyword results; the full search is still loading…', textsNote)
         : notes();
     for (const h of hits) {
       const li = el('li');

@@ -864,10 +864,8 @@ mod tests {
     /// float bit for bit (the same derivation), the terms in sorted id order.
     #[test]
     fn postings_written_and_read_are_the_built_index() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/hotpot-sample");
-        let text = std::fs::read_to_string(format!("{dir}/corpus.jsonl")).unwrap();
         let mut c = Corpus::new();
-        c.extend(crate::corpus::parse_jsonl("corpus.jsonl", &text).unwrap()).unwrap();
+        c.extend(crate::corpus::hotpot_sample()).unwrap();
         let idx = Index::build(c, &IndexConfig::default()).unwrap();
         let built = idx.bm25();
         let mut w = Writer::default();

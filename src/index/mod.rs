@@ -425,7 +425,7 @@ pub struct IndexStats {
 const CAGE_Z_BATCH: usize = 16;
 
 /// Check the graph's, CatRAG's and CAGE's parameters (BM25's are checked where it is made).
-fn validate_stages(config: &IndexConfig) -> Result<()> {
+pub(crate) fn validate_stages(config: &IndexConfig) -> Result<()> {
     config.graph.validate()?;
     config.catrag.validate()?;
     config.cage.validate()
@@ -520,22 +520,18 @@ impl Index {
         validate_stages(config)?;
         let analyzer = Analyzer::english();
         let bm25 = Bm25::build(corpus, &analyzer, config.bm25, progress)?;
-        Self::with_bm25(corpus, config, analyzer, bm25)
+        Ok(Self::with_bm25(corpus, config, analyzer, bm25))
     }
 
-    /// The index over `corpus` with its BM25 structure made already (built or read from an
-    /// index file), taking `corpus` only when the configuration holds.
-    ///
-    /// # Errors
-    /// [`Error::Config`] for invalid parameters.
+    /// The index over `corpus` (taken) with its BM25 structure made already (built or read from
+    /// an index file), for a `config` whose stages the caller validated ([`validate_stages`]).
     pub(crate) fn with_bm25(
         corpus: &mut Corpus,
         config: &IndexConfig,
         analyzer: Analyzer,
         bm25: Bm25,
-    ) -> Result<Index> {
-        validate_stages(config)?;
-        Ok(Index {
+    ) -> Index {
+        Index {
             corpus: std::mem::take(corpus),
             analyzer,
             bm25,
@@ -546,7 +542,7 @@ impl Index {
             cage_z: None,
             counts: RunCounts::default(),
             texts_pending: None,
-        })
+        }
     }
 
     /// Whether the passages' texts are in (false only for an index opened from a static site's

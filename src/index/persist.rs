@@ -4,7 +4,7 @@ use std::rc::Rc;
 
 use super::knowledge::now_ms;
 use super::Bm25;
-use super::{EmbedderSlot, Index, IndexConfig, KnowledgeGraph};
+use super::{validate_stages, EmbedderSlot, Index, IndexConfig, KnowledgeGraph};
 use crate::corpus::{Corpus, Passage};
 use crate::embed::{Embedder, VectorMatrix};
 use crate::error::{Error, Result};
@@ -212,10 +212,29 @@ impl Index {
     /// As [`Index::to_bytes`].
     pub(super) fn sections(&self) -> Result<Vec<(SectionKind, Vec<u8>)>> {
         self.require_texts("saving the index")?;
+        let mut sections = vec![
+            (SectionKind::Config, self.config_section()?),
+            (SectionKind::Corpus, write_corpus(self.corpus.passages())?),
+        ];
+        sections.extend(self.embedder_sections()?);
+        Ok(sections)
+    }
+
+    /// The config section's body: the [`IndexConfig`] as JSON.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when it does not serialise (never in practice).
+    pub(super) fn config_section(&self) -> Result<Vec<u8>> {
+        serde_json::to_vec(&self.config).map_err(|e| Error::Config(e.to_string()))
+    }
+
+    /// The sections that need an embedder, in file order: dense, graph, graph report, CAGE
+    /// embeddings (the extras of a static site's index).
+    ///
+    /// # Errors
+    /// As [`Index::to_bytes`].
+    pub(super) fn embedder_sections(&self) -> Result<Vec<(SectionKind, Vec<u8>)>> {
         let mut sections = Vec::new();
-        let config = serde_json::to_vec(&self.config).map_err(|e| Error::Config(e.to_string()))?;
-        sections.push((SectionKind::Config, config));
-        sections.push((SectionKind::Corpus, write_corpus(self.corpus.passages())?));
         for slot in EmbedderSlot::ALL {
             let Some(field) = self.dense(slot) else { continue };
             let mut w = Writer::default();
@@ -325,14 +344,14 @@ impl Index {
         corpus.extend(passages).map_err(|e| Error::IndexCorrupt(format!("section corpus: {e}")))?;
         notes.lap("corpus", &mut clock);
         let mut index = if has(SectionKind::Postings) {
-            let bm25 = Bm25::read_from(one(SectionKind::Postings)?, config.bm25, corpus.len()).map_err(
-                |e| match e {
-                    Error::Config(m) => Error::IndexCorrupt(format!("section config: {m}")),
-                    e => e,
-                },
-            )?;
-            let index = Index::with_bm25(&mut corpus, &config, Analyzer::english(), bm25)
-                .map_err(|e| Error::IndexCorrupt(format!("section config: {e}")))?;
+            let config_err = |e: Error| match e {
+                Error::Config(m) => Error::IndexCorrupt(format!("section config: {m}")),
+                e => e,
+            };
+            validate_stages(&config).map_err(config_err)?;
+            let bm25 = Bm25::read_from(one(SectionKind::Postings)?, config.bm25, corpus.len())
+                .map_err(config_err)?;
+            let index = Index::with_bm25(&mut corpus, &config, Analyzer::english(), bm25);
             notes.lap("postings", &mut clock);
             index
         } else if pending.is_some() {

@@ -48,26 +48,26 @@ impl Index {
     /// # Errors
     /// As [`Index::to_bytes`].
     pub fn to_split_bytes(&self) -> Result<SplitIndex> {
-        let sections = self.sections()?;
+        self.require_texts("saving the index")?;
+        let config = self.config_section()?;
         let passages = self.corpus.passages();
         let texts_body = write_texts(passages)?;
         let mut postings = Writer::default();
         self.bm25.write_to(&mut postings)?;
-        let mut base = Vec::with_capacity(3);
-        let mut extras = Vec::new();
-        for (kind, body) in sections {
-            match kind {
-                SectionKind::Config => {
-                    base.push((kind, body.clone()));
-                    extras.push((kind, body));
-                }
-                SectionKind::Corpus => {}
-                _ => extras.push((kind, body)),
-            }
-        }
-        base.push((SectionKind::Passages, write_passage_heads(passages, &texts_body)?));
-        base.push((SectionKind::Postings, postings.buf));
-        let extras = if extras.len() > 1 { Some(assemble(&extras)?) } else { None };
+        let base = [
+            (SectionKind::Config, config.clone()),
+            (SectionKind::Passages, write_passage_heads(passages, &texts_body)?),
+            (SectionKind::Postings, postings.buf),
+        ];
+        let rest = self.embedder_sections()?;
+        let extras = if rest.is_empty() {
+            None
+        } else {
+            let mut extras = Vec::with_capacity(rest.len() + 1);
+            extras.push((SectionKind::Config, config));
+            extras.extend(rest);
+            Some(assemble(&extras)?)
+        };
         Ok(SplitIndex {
             base: assemble(&base)?,
             texts: assemble(&[(SectionKind::Texts, texts_body)])?,
@@ -200,8 +200,7 @@ mod tests {
         graph: bool,
     ) -> (Index, Rc<dyn Embedder>, Vec<String>) {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/hotpot-sample");
-        let text = std::fs::read_to_string(format!("{dir}/corpus.jsonl")).unwrap();
-        let mut passages = crate::corpus::parse_jsonl("corpus.jsonl", &text).unwrap();
+        let mut passages = crate::corpus::hotpot_sample();
         if let Some((i, t)) = change {
             passages[i].text = t.to_string();
         }
@@ -315,10 +314,8 @@ mod tests {
 
     #[test]
     fn a_bm25_index_has_no_extras_and_its_parts_make_the_whole_file() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/hotpot-sample");
-        let text = std::fs::read_to_string(format!("{dir}/corpus.jsonl")).unwrap();
         let mut corpus = Corpus::new();
-        corpus.extend(crate::corpus::parse_jsonl("corpus.jsonl", &text).unwrap()).unwrap();
+        corpus.extend(crate::corpus::hotpot_sample()).unwrap();
         let index = Index::build(corpus, &IndexConfig::default()).unwrap();
         let split = index.to_split_bytes().unwrap();
         assert!(split.extras.is_none());
@@ -343,7 +340,11 @@ mod tests {
             false,
         );
         let err = opened.attach_texts(&other.to_split_bytes().unwrap().texts).unwrap_err();
-        assert!(matches!(err, Error::IndexPartsMismatch(_)) && err.to_string().contains("belong to another index"), "{err}");
+        assert!(
+            matches!(err, Error::IndexPartsMismatch(_))
+                && err.to_string().contains("belong to another index"),
+            "{err}"
+        );
         // a whole index file, the base itself and the extras are not texts
         for bytes in [index.to_bytes().unwrap(), split.base.clone(), split.extras.clone().unwrap()] {
             let err = opened.attach_texts(&bytes).unwrap_err();
@@ -425,7 +426,10 @@ mod tests {
         let err = opened
             .attach_extras(&k1.to_split_bytes().unwrap().extras.unwrap(), &slots, &mut |_, _| {})
             .unwrap_err();
-        assert!(matches!(err, Error::IndexPartsMismatch(_)) && err.to_string().contains("another configuration"), "{err}");
+        assert!(
+            matches!(err, Error::IndexPartsMismatch(_)) && err.to_string().contains("another configuration"),
+            "{err}"
+        );
 
         // a damaged byte: the section's checksum
         let mut bad = extras.clone();
