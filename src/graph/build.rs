@@ -332,6 +332,8 @@ impl GraphBuilder {
             s.fact_vectors_f32.reserve_rows(s.facts.len() - s.fact_vectors_f32.len());
         }
         let mut done = 0;
+        // one word cache for every chunk: facts are made of the names' words
+        let mut cache = crate::embed::wordpiece::WordCache::new();
         for entities in [true, false] {
             loop {
                 let (have, want) = if entities {
@@ -352,7 +354,7 @@ impl GraphBuilder {
                 // from the bags when needed, with the embedder's bits).
                 if let Some(e) = bags {
                     let set = if entities { BagSet::Entities } else { BagSet::Facts };
-                    s.bags.extend(set, e, &texts)?;
+                    s.bags.extend_cached(set, e, &texts, &mut cache)?;
                     done += texts.len();
                     progress(done, total);
                     continue;
