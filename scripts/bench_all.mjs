@@ -60,6 +60,7 @@ export function compare(native, browser) {
       wasmStages: browser.wasmMemoryStagesMB ?? null,
       wasmAtEnd: browser.wasmMemoryMB ?? null,
       rendererPeak: browser.rendererPeakMB ?? null,
+      rendererPeakSearched: browser.rendererPeakSearchedMB ?? null,
     },
     nativeMemoryMB: {
       peakRss: round1(native.peak_rss_mb),

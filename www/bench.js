@@ -18,6 +18,9 @@ const QUERIES = clampInt(params.get('queries'), 200, 1, 10000);
 const K = clampInt(params.get('k'), 10, 1, 1000);
 const METHOD = params.get('method') || 'bm25';
 const LIMIT = clampInt(params.get('limit'), 0, 0, 1e9);
+// `hold=1`: wait after the searches, before the benchmark's own PPR variants, until the driver
+// calls `window.benchResume()` (it reads the renderer's memory there: the peak a user reaches)
+const HOLD = params.get('hold') === '1';
 const WARMUP = 10;
 
 const stateEl = document.getElementById('state');
@@ -217,6 +220,12 @@ async function run() {
   engineMs.sort((a, b) => a - b);
   roundTripMs.sort((a, b) => a - b);
   wasmMemoryStagesMB.searched = await memoryMB();
+  if (HOLD) {
+    await new Promise((resume) => {
+      window.benchResume = resume;
+      document.body.dataset.benchStage = 'searched';
+    });
+  }
 
   // graph methods: build steps, the query's parts and PPR alone (Engine.graphBench, the same
   // figures as the native `cairn bench --method catrag`)

@@ -28,6 +28,7 @@ test('ratios are browser over native, indexing without the graph build', () => {
     wasmMemoryStagesMB: { indexed: 41.9, graphBuilt: 94.3, searched: 94.3 },
     wasmMemoryMB: 110.9,
     rendererPeakMB: 302,
+    rendererPeakSearchedMB: 281,
   };
   const c = compare(native, browser);
   assert.deepEqual(c.nativeMs, { indexing: 400, graphBuild: 3000, queryP50: 5, queryP95: 8, graphSearchP50: 4, pprP50: 2 });
@@ -43,6 +44,7 @@ test('ratios are browser over native, indexing without the graph build', () => {
     wasmStages: { indexed: 41.9, graphBuilt: 94.3, searched: 94.3 },
     wasmAtEnd: 110.9,
     rendererPeak: 302,
+    rendererPeakSearched: 281,
   });
   assert.deepEqual(c.nativeMemoryMB, { peakRss: 117.3, structures: 62.3 });
 });
