@@ -47,9 +47,6 @@ impl Corpus {
     /// # Errors
     /// [`Error::Passage`] when the id is empty or already present (the corpus is left unchanged),
     /// or when the corpus already holds `u32::MAX` passages.
-    // Never inlined into a loop over many passages: see `parse_line` (wasm engines optimise a
-    // function for its next call, not within a running one).
-    #[inline(never)]
     pub fn add(&mut self, passage: Passage) -> Result<u32> {
         if passage.id.is_empty() {
             return Err(Error::Passage { id: passage.id, message: "the id is empty".into() });
@@ -194,7 +191,36 @@ pub fn parse_jsonl(source_name: &str, input: &str) -> Result<Vec<Passage>> {
         }
         let err =
             |message: String| Error::Jsonl { source_name: source_name.to_string(), line: line_no, message };
-        let (id, title, text) = parse_line(source_name, line_no, trimmed)?;
+        // Only an object is a passage: serde would read an array `["id", "title", "text"]` as
+        // the struct's fields in order.
+        if let Some(c) = trimmed.chars().next().filter(|&c| c != '{') {
+            let kind = match c {
+                '[' => "an array",
+                '"' => "a string",
+                't' | 'f' => "a boolean",
+                'n' => "null",
+                c if c == '-' || c.is_ascii_digit() => "a number",
+                _ => "not JSON",
+            };
+            return Err(err(format!("expected a JSON object {{\"id\", \"title\", \"text\"}}, found {kind}")));
+        }
+        let rec: JsonlPassage = serde_json::from_str(trimmed).map_err(|e| {
+            // serde_json says "… at line 1 column N": the line is the file's, so keep the column.
+            let full = e.to_string();
+            let what = full.rfind(" at line ").map_or(full.as_str(), |i| &full[..i]);
+            err(match e.classify() {
+                serde_json::error::Category::Data => {
+                    format!("{what} (expected {{\"id\", \"title\", \"text\"}})")
+                }
+                _ => format!("not valid JSON: {what} at column {}", e.column()),
+            })
+        })?;
+        let id = match rec.id {
+            None | Some(serde_json::Value::Null) => format!("{source_name}:{line_no}"),
+            Some(serde_json::Value::String(s)) => s,
+            Some(serde_json::Value::Number(n)) => n.to_string(),
+            Some(other) => return Err(err(format!("\"id\" must be a string or a number, not {other}"))),
+        };
         if id.is_empty() {
             return Err(err("\"id\" is empty".into()));
         }
@@ -202,55 +228,9 @@ pub fn parse_jsonl(source_name: &str, input: &str) -> Result<Vec<Passage>> {
             return Err(err(format!("duplicate id {id:?} (first on line {first})")));
         }
         seen.insert(id.clone(), line_no);
-        out.push(Passage { id, title, text });
+        out.push(Passage { id, title: rec.title.unwrap_or_default(), text: rec.text });
     }
     Ok(out)
-}
-
-/// One non-blank JSONL line of [`parse_jsonl`] (trimmed; `line_no` 1-based) as its passage's
-/// `(id, title, text)`, the id defaulted but not yet checked for emptiness or repeats.
-///
-/// Its own function, never inlined into the loop over the lines: a WebAssembly engine swaps in
-/// its optimised code for a function at its next call, never within a running call (V8 has no
-/// on-stack replacement for wasm), so a whole file parsed in one call would run in the baseline
-/// code it starts with.
-///
-/// # Errors
-/// As [`parse_jsonl`], for this line.
-#[inline(never)]
-fn parse_line(source_name: &str, line_no: usize, trimmed: &str) -> Result<(String, String, String)> {
-    let err = |message: String| Error::Jsonl { source_name: source_name.to_string(), line: line_no, message };
-    // Only an object is a passage: serde would read an array `["id", "title", "text"]` as
-    // the struct's fields in order.
-    if let Some(c) = trimmed.chars().next().filter(|&c| c != '{') {
-        let kind = match c {
-            '[' => "an array",
-            '"' => "a string",
-            't' | 'f' => "a boolean",
-            'n' => "null",
-            c if c == '-' || c.is_ascii_digit() => "a number",
-            _ => "not JSON",
-        };
-        return Err(err(format!("expected a JSON object {{\"id\", \"title\", \"text\"}}, found {kind}")));
-    }
-    let rec: JsonlPassage = serde_json::from_str(trimmed).map_err(|e| {
-        // serde_json says "… at line 1 column N": the line is the file's, so keep the column.
-        let full = e.to_string();
-        let what = full.rfind(" at line ").map_or(full.as_str(), |i| &full[..i]);
-        err(match e.classify() {
-            serde_json::error::Category::Data => {
-                format!("{what} (expected {{\"id\", \"title\", \"text\"}})")
-            }
-            _ => format!("not valid JSON: {what} at column {}", e.column()),
-        })
-    })?;
-    let id = match rec.id {
-        None | Some(serde_json::Value::Null) => format!("{source_name}:{line_no}"),
-        Some(serde_json::Value::String(s)) => s,
-        Some(serde_json::Value::Number(n)) => n.to_string(),
-        Some(other) => return Err(err(format!("\"id\" must be a string or a number, not {other}"))),
-    };
-    Ok((id, rec.title.unwrap_or_default(), rec.text))
 }
 
 /// [`parse_jsonl`] over raw bytes (a file as read from disk): a line that is not UTF-8 is an

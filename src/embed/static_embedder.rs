@@ -284,12 +284,6 @@ impl StaticEmbedder {
 
     /// Embed `text` into `out` (length [`Embedder::dim`]), reusing `ids` and `scratch` as
     /// working space.
-    ///
-    /// Never inlined into the loop over a batch: a WebAssembly engine swaps in its optimised
-    /// code for a function at its next call, never within a running call (V8 has no on-stack
-    /// replacement for wasm), so a batch embedded in one call would run wholly in the baseline
-    /// code it starts with.
-    #[inline(never)]
     fn embed_into(&self, text: &str, ids: &mut Vec<u32>, scratch: &mut String, cache: Option<&mut WordCache>, out: &mut [f32]) {
         self.row_ids_into(text, scratch, cache, ids);
         out.iter_mut().for_each(|x| *x = 0.0);

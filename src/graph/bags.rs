@@ -86,18 +86,6 @@ struct BagGroup {
     slots: Vec<u32>,
 }
 
-/// Working space of [`TokenBags::push_text`], reused across the texts of one call.
-struct BagWork {
-    ids: Vec<u32>,
-    slots: Vec<u32>,
-    scratch: String,
-    sum: Vec<f32>,
-}
-
-fn bag_error(message: String) -> Error {
-    Error::Model { what: "static embedder".into(), message }
-}
-
 impl TokenBags {
     /// No texts, rows of `dim` entries.
     pub fn with_dim(dim: usize) -> Self {
@@ -180,8 +168,9 @@ impl TokenBags {
         self.extend_cached(set, embedder, texts, &mut crate::embed::wordpiece::WordCache::new())
     }
 
-    /// As [`TokenBags::extend`], reading and filling `cache` with each word's WordPiece ids (the
-    /// same bags; faster when one cache serves every chunk of names and facts of a graph).
+    /// As [`TokenBags::extend`], reading and filling `cache` with each word's WordPiece ids: the
+    /// same bags, with less tokenising when one cache serves every chunk of a graph's names and
+    /// facts (the facts are made of the names' words).
     ///
     /// # Errors
     /// As [`TokenBags::extend`].
@@ -203,72 +192,52 @@ impl TokenBags {
         if self.slot_of.len() < vocab {
             self.slot_of.resize(vocab, u32::MAX);
         }
-        let mut work =
-            BagWork { ids: Vec::new(), slots: Vec::new(), scratch: String::new(), sum: vec![0.0f32; dim] };
+        let (mut ids, mut slots, mut scratch) = (Vec::new(), Vec::new(), String::new());
+        let mut sum = vec![0.0f32; dim];
+        let bad = |message: String| Error::Model { what: "static embedder".into(), message };
         let mut next = self.len(set);
         for text in texts {
-            let index = u32::try_from(next).map_err(|_| bag_error("more than 2³² texts".into()))?;
-            self.push_text(set, embedder, text, index, cache, &mut work)?;
+            let index = u32::try_from(next).map_err(|_| bad("more than 2³² texts".into()))?;
+            embedder.row_ids_into(text, &mut scratch, Some(&mut *cache), &mut ids);
+            sum.iter_mut().for_each(|x| *x = 0.0);
+            let mut l1 = 0.0f32;
+            slots.clear();
+            for &id in &ids {
+                let slot = match self.slot_of.get(id as usize) {
+                    Some(&slot) if slot != u32::MAX => slot,
+                    _ => {
+                        let (row, scale) = embedder
+                            .table()
+                            .row_i8(id)
+                            .ok_or_else(|| bad(format!("token {id} has no row in the table")))?;
+                        let slot = self.ids.len() as u32;
+                        self.ids.push(id);
+                        self.rows.extend_from_slice(row);
+                        self.scales.push(scale);
+                        self.l1.push(scale * row.iter().map(|&x| f32::from(x).abs()).sum::<f32>());
+                        self.slot_of[id as usize] = slot;
+                        slot
+                    }
+                };
+                // The same additions, in the same order, as the embedder's sum of rows.
+                embedder.table().add_row(id, &mut sum);
+                l1 += self.l1[slot as usize];
+                slots.push(slot);
+            }
+            // As `l2_normalize`: the same norm and inverse.
+            let norm = dot(&sum, &sum).sqrt();
+            let inv = if norm > 0.0 && norm.is_finite() { 1.0 / norm } else { 0.0 };
+            let groups = &mut self.sets[set as usize].groups;
+            if groups.len() <= ids.len() {
+                groups.resize_with(ids.len() + 1, BagGroup::default);
+            }
+            let group = &mut groups[ids.len()];
+            group.slots.extend_from_slice(&slots);
+            group.texts.push(index);
+            group.inv_norms.push(inv);
+            group.l1.push(l1 * inv);
             next += 1;
         }
-        Ok(())
-    }
-
-    /// Append one text as the bag at `index` of `set` ([`TokenBags::extend_cached`]).
-    ///
-    /// Its own function, never inlined into the loop over the texts: a WebAssembly engine swaps
-    /// in its optimised code for a function at its next call, never within a running call (V8
-    /// has no on-stack replacement for wasm), so a chunk of texts added in one call would run
-    /// wholly in the baseline code it starts with.
-    #[inline(never)]
-    fn push_text(
-        &mut self,
-        set: BagSet,
-        embedder: &StaticEmbedder,
-        text: &str,
-        index: u32,
-        cache: &mut crate::embed::wordpiece::WordCache,
-        work: &mut BagWork,
-    ) -> Result<()> {
-        let BagWork { ids, slots, scratch, sum } = work;
-        embedder.row_ids_into(text, scratch, Some(cache), ids);
-        sum.iter_mut().for_each(|x| *x = 0.0);
-        let mut l1 = 0.0f32;
-        slots.clear();
-        for &id in ids.iter() {
-            let slot = match self.slot_of.get(id as usize) {
-                Some(&slot) if slot != u32::MAX => slot,
-                _ => {
-                    let (row, scale) = embedder
-                        .table()
-                        .row_i8(id)
-                        .ok_or_else(|| bag_error(format!("token {id} has no row in the table")))?;
-                    let slot = self.ids.len() as u32;
-                    self.ids.push(id);
-                    self.rows.extend_from_slice(row);
-                    self.scales.push(scale);
-                    self.l1.push(scale * row.iter().map(|&x| f32::from(x).abs()).sum::<f32>());
-                    self.slot_of[id as usize] = slot;
-                    slot
-                }
-            };
-            // The same additions, in the same order, as the embedder's sum of rows.
-            embedder.table().add_row(id, sum);
-            l1 += self.l1[slot as usize];
-            slots.push(slot);
-        }
-        // As `l2_normalize`: the same norm and inverse.
-        let norm = dot(sum, sum).sqrt();
-        let inv = if norm > 0.0 && norm.is_finite() { 1.0 / norm } else { 0.0 };
-        let groups = &mut self.sets[set as usize].groups;
-        if groups.len() <= ids.len() {
-            groups.resize_with(ids.len() + 1, BagGroup::default);
-        }
-        let group = &mut groups[ids.len()];
-        group.slots.extend_from_slice(slots);
-        group.texts.push(index);
-        group.inv_norms.push(inv);
-        group.l1.push(l1 * inv);
         Ok(())
     }
 
@@ -611,14 +580,14 @@ mod tests {
         parts.extend(BagSet::Facts, &e, &texts[..4]).unwrap();
         parts.extend(BagSet::Facts, &e, &texts[4..]).unwrap();
         assert_eq!(parts, whole);
-        // So does one word cache carried over three calls (the graph's chunks).
+        // So does one word cache carried over three calls (the graph's chunks), and again with
+        // every word already in it.
         let mut cached = TokenBags::with_dim(e.dim());
         let mut cache = crate::embed::wordpiece::WordCache::new();
         for part in [&texts[..3], &texts[3..6], &texts[6..]] {
             cached.extend_cached(BagSet::Facts, &e, part, &mut cache).unwrap();
         }
         assert_eq!(cached, whole);
-        // and again with every word already in the cache
         let mut again = TokenBags::with_dim(e.dim());
         again.extend_cached(BagSet::Facts, &e, &texts, &mut cache).unwrap();
         assert_eq!(again, whole);

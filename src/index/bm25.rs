@@ -17,7 +17,7 @@ use rustc_hash::FxHashMap as HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::corpus::{Corpus, Passage};
+use crate::corpus::Corpus;
 use crate::error::{Error, Result};
 use crate::format::{Reader, Writer};
 use crate::text::Analyzer;
@@ -188,7 +188,31 @@ impl Bm25 {
         let mut cache: HashMap<&str, Option<u32>> = HashMap::default();
         let step = (n / 100).max(1);
         for (d, p) in corpus.passages().iter().enumerate() {
-            let len = count_terms(p, d as u32, analyzer, &mut vocab, &mut cache, &mut counts, &mut triples);
+            counts.clear();
+            let mut len = 0u32;
+            for field in [&p.title, &p.text] {
+                for word in analyzer.words(field) {
+                    // Stemming dominates indexing time; each distinct surface word is analysed once.
+                    let id = match cache.get(word) {
+                        Some(&id) => id,
+                        None => {
+                            let id = analyzer.term_of(word).map(|term| {
+                                let next = vocab.len() as u32;
+                                *vocab.entry(term).or_insert(next)
+                            });
+                            cache.insert(word, id);
+                            id
+                        }
+                    };
+                    if let Some(id) = id {
+                        *counts.entry(id).or_insert(0) += 1;
+                        len = len.saturating_add(1);
+                    }
+                }
+            }
+            let mut doc_terms: Vec<(u32, u32)> = counts.iter().map(|(&t, &c)| (t, c)).collect();
+            doc_terms.sort_unstable();
+            triples.extend(doc_terms.into_iter().map(|(t, c)| (t, d as u32, c)));
             doc_len.push(len);
             if (d + 1) % step == 0 || d + 1 == n {
                 progress(d + 1, n);
@@ -582,53 +606,6 @@ impl Bm25 {
         }
         touched.into_iter().map(|d| (d, acc[d as usize])).collect()
     }
-}
-
-/// One passage's terms for [`Bm25::build`]: each analysed word of its title and text counted,
-/// new terms given the next id in `vocab` (each distinct surface word analysed once, through
-/// `cache`), and its `(term, doc, tf)` triples appended in term-id order. Returns the passage's
-/// length in terms.
-///
-/// Its own function, never inlined into the loop over the corpus: a WebAssembly engine swaps in
-/// its optimised code for a function at its next call, never within a call that is running
-/// (V8 has no on-stack replacement for wasm), so the whole corpus would otherwise run in the
-/// baseline code it starts with (about 1.5× slower in Chromium on 2wiki-corpus-6k).
-#[inline(never)]
-fn count_terms<'c>(
-    p: &'c Passage,
-    d: u32,
-    analyzer: &Analyzer,
-    vocab: &mut HashMap<String, u32>,
-    cache: &mut HashMap<&'c str, Option<u32>>,
-    counts: &mut HashMap<u32, u32>,
-    triples: &mut Vec<(u32, u32, u32)>,
-) -> u32 {
-    counts.clear();
-    let mut len = 0u32;
-    for field in [&p.title, &p.text] {
-        for word in analyzer.words(field) {
-            // Stemming dominates indexing time; each distinct surface word is analysed once.
-            let id = match cache.get(word) {
-                Some(&id) => id,
-                None => {
-                    let id = analyzer.term_of(word).map(|term| {
-                        let next = vocab.len() as u32;
-                        *vocab.entry(term).or_insert(next)
-                    });
-                    cache.insert(word, id);
-                    id
-                }
-            };
-            if let Some(id) = id {
-                *counts.entry(id).or_insert(0) += 1;
-                len = len.saturating_add(1);
-            }
-        }
-    }
-    let mut doc_terms: Vec<(u32, u32)> = counts.iter().map(|(&t, &c)| (t, c)).collect();
-    doc_terms.sort_unstable();
-    triples.extend(doc_terms.into_iter().map(|(t, c)| (t, d, c)));
-    len
 }
 
 #[cfg(test)]
