@@ -988,7 +988,7 @@ mod cli {
         let mut config = a.bm25.config();
         config.bm25.validate().map_err(|e| e.to_string())?;
         config.catrag = a.catrag.config()?;
-        let dataset = Dataset::load(&a.data).map_err(|e| e.to_string())?;
+        let (dataset, parse_ms) = Dataset::load_timed(&a.data).map_err(|e| e.to_string())?;
         let n = dataset.corpus.len();
         let (queries, source): (Vec<String>, &str) = if dataset.questions.is_empty() {
             let step = (n / a.queries.max(1)).max(1);
@@ -1027,6 +1027,7 @@ mod cli {
         let out = json!({
             "passages": n,
             "index_ms": index_ms,
+            "parse_ms": parse_ms,
             "index_cpu_ms": index_cpu_ms,
             "passages_per_s": if index_ms > 0.0 { n as f64 / (index_ms / 1e3) } else { 0.0 },
             "query_ms_p50": percentile(&times, 50.0),
