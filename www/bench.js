@@ -1,4 +1,4 @@
-// Browser benchmark: bench.html?corpus=URL[&method=bm25|dense|hybrid|dense-minilm][&queries=200][&k=10][&limit=N]
+// Browser benchmark: bench.html?corpus=URL[&method=bm25|dense|hybrid|dense-minilm][&queries=200][&k=10][&limit=N][&hold=1]
 // Indexes the JSONL at URL in the page's Web Worker (the same worker.js and messages as the search
 // page) and times 200 queries, the titles of every (n/200)-th passage, with `method`. Writes one
 // JSON object to <pre id="result">: {"error": "..."} when something fails.
