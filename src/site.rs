@@ -70,6 +70,18 @@ pub fn link_of(id: &str) -> &str {
     id.split(' ').next().unwrap_or(id)
 }
 
+/// Whether a passage id from elsewhere (a JSONL corpus) can be linked to as this module's ids
+/// are: its [`link_of`] part is a root-relative path (`/…`, not `//…`) or an absolute `http://`
+/// or `https://` URL. The widget links a corpus's results only when every id is one; dataset ids
+/// such as content hashes or titles are not, and would make links that lead nowhere.
+pub fn is_link(id: &str) -> bool {
+    let link = link_of(id);
+    let lower = link.get(..8).unwrap_or(link).to_ascii_lowercase();
+    (link.starts_with('/') && !link.starts_with("//") && link.len() > 1)
+        || (lower.starts_with("http://") && link.len() > 7)
+        || (lower.starts_with("https://") && link.len() > 8)
+}
+
 /// One section while a page is read.
 #[derive(Default)]
 struct Section {
@@ -600,6 +612,16 @@ fn collect(root: &Path, dir: &Path, skip: &[PathBuf], out: &mut Vec<PathBuf>) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ids_that_are_links() {
+        for id in ["/kings/lothair.html#family", "/a 2", "https://example.org/x", "HTTP://example.org", "/"] {
+            assert_eq!(is_link(id), id != "/", "{id}");
+        }
+        for id in ["5a8b57f25542995d1e6f1371-0", "Lothair II", "kings/lothair.html", "//cdn.example/x", "http://", "", " /a"] {
+            assert!(!is_link(id), "{id}");
+        }
+    }
 
     #[test]
     fn html_sections_skip_chrome_and_keep_heading_paths_and_anchors() {

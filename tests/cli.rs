@@ -303,6 +303,8 @@ fn index_subcommand_writes_a_loadable_deterministic_site_bundle() {
             "hybrid",
         ]);
         assert_eq!(code, 0, "{err}");
+        // the fixture's ids (p1, p2, …) are not URLs: the widget will show titles without links
+        assert!(err.contains("note: the passage ids are not URLs"), "{err}");
         let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
         (out, v)
     };
@@ -332,6 +334,31 @@ fn index_subcommand_writes_a_loadable_deterministic_site_bundle() {
         serde_json::from_str(&std::fs::read_to_string(a.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["default_method"], "hybrid");
     assert_eq!(manifest["methods"], serde_json::json!(["bm25", "dense", "hybrid"]));
+    assert_eq!(manifest["links"], false);
+    // ids that are URLs (one root-relative, one absolute, one with a part number after a space)
+    let urls = tmp.join("urls.jsonl");
+    std::fs::write(
+        &urls,
+        "{\"id\": \"/a.html#x\", \"text\": \"alpha\"}\n{\"id\": \"https://example.org/b\", \"text\": \"beta\"}\n\
+         {\"id\": \"/a.html#x 2\", \"text\": \"gamma\"}\n",
+    )
+    .unwrap();
+    let out = tmp.join("urls");
+    let (code, _, err) = cairn(&[
+        "index",
+        "--jsonl",
+        urls.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--pkg",
+        pkg.to_str().unwrap(),
+        "--no-dense",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("note:"), "{err}");
+    let linked: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(linked["links"], true);
 
     use cairn::embed::{Embedder, StaticEmbedder};
     use cairn::index::{EmbedderSlot, Index, IndexConfig, Method};

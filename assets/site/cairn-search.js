@@ -6,7 +6,8 @@
 // Optional attributes on the div: data-method="bm25|dense|hybrid|hipporag|catrag" (default: the
 // manifest's), data-k="8", data-placeholder="Search this site". The engine and the index are
 // loaded on the first focus of (or typing in) the box, not with the page. BM25 answers as soon as
-// the index's keyword part is in, with titles and links; the passages' snippets follow when their
+// the index's keyword part is in, with titles and links (titles alone for a JSONL corpus whose ids
+// are not URLs: the manifest's `links`); the passages' snippets follow when their
 // texts are in. Until a vector or graph method's files are in (embedder table, passage vectors,
 // knowledge graph), BM25 answers and says so, and the chosen method's results replace its own
 // when they are ready. Results follow the
@@ -65,8 +66,8 @@ if (root) {
 #cairn-search input { width: 100%; box-sizing: border-box; padding: .5rem; font: inherit; }
 #cairn-search ol { list-style: none; padding: 0; margin: .5rem 0; }
 #cairn-search li { margin: 0 0 .8rem; }
-#cairn-search li a { font-weight: 600; }
-#cairn-search li a mark { color: inherit; }
+#cairn-search li .cairn-title { font-weight: 600; }
+#cairn-search li .cairn-title mark { color: inherit; }
 #cairn-search li p { margin: .2rem 0 0; font-size: .9em; }
 #cairn-search .cairn-status { font-size: .85em; opacity: .75; min-height: 1.2em; }`);
   const input = el('input', {
@@ -167,10 +168,13 @@ if (root) {
     root.dataset.searchMs = String(performance.now() - t0);
     root.dataset.shown = method;
     withoutTexts = !cairn.textsLoaded();
+    // Results link to their pages when the passage ids are URLs (a site's always are; a JSONL
+    // corpus's when `cairn index` found every one to be: manifest.links), else show titles only.
+    const linked = cairn.manifest.links !== false;
     // the parts of one long section share its link and its title: shown once (two sections under
     // headings without an id share the page's link, not their titles: both are shown)
     const seen = new Set();
-    const key = (h) => `${linkOf(h.id)}\n${h.title}`;
+    const key = (h) => (linked ? `${linkOf(h.id)}\n${h.title}` : h.id);
     hits = hits.filter((h) => !seen.has(key(h)) && seen.add(key(h))).slice(0, k);
     status.textContent = !hits.length
       ? line('No results.', notes())
@@ -179,8 +183,11 @@ if (root) {
         : notes();
     for (const h of hits) {
       const li = el('li');
-      const a = el('a', { href: linkOf(h.id) });
-      a.append(highlighted(h.title, h.titleHighlights || [], 200));
+      // the title: a link to the page, or (ids that are not URLs) focusable text
+      const a = linked
+        ? el('a', { class: 'cairn-title', href: linkOf(h.id), 'data-id': h.id })
+        : el('span', { class: 'cairn-title', tabindex: '0', 'data-id': h.id });
+      a.append(highlighted(h.title || h.id, h.titleHighlights || [], 200));
       li.append(a);
       if (h.text) {
         const p = el('p');
@@ -202,9 +209,9 @@ if (root) {
       run();
     }
   });
-  // Arrow keys move between the box and the result links; Escape clears both and returns to the box.
+  // Arrow keys move between the box and the results' titles; Escape clears both and returns to the box.
   root.addEventListener('keydown', (e) => {
-    const links = [...list.querySelectorAll('a')];
+    const links = [...list.querySelectorAll('.cairn-title')];
     const at = links.indexOf(document.activeElement);
     if (e.key === 'ArrowDown' && links.length) {
       e.preventDefault();

@@ -66,6 +66,8 @@ mod cli {
         /// folder, hidden entries or node_modules).
         site: Option<PathBuf>,
         /// Index a dataset folder (its corpus.jsonl) or a .jsonl file of passages instead of a site.
+        /// The widget links each result to its passage's id (up to its first space) when every id
+        /// is a URL (root-relative or http(s)://); otherwise it shows the titles without links.
         #[arg(long, conflicts_with = "site")]
         jsonl: Option<PathBuf>,
         /// Where to write the index, the wasm package, the loader and the widget (for a site,
@@ -1149,6 +1151,14 @@ mod cli {
             (None, Some(path)) => load_corpus(path)?,
             _ => return Err("give a site folder or --jsonl".into()),
         };
+        // A site's ids are its pages' URLs; a JSONL corpus's are links only if every one is.
+        let links = pages.is_some() || corpus.passages().iter().all(|p| cairn::site::is_link(&p.id));
+        if !links {
+            eprintln!(
+                "note: the passage ids are not URLs (root-relative or http(s)://): the widget shows \
+                 the results' titles without links"
+            );
+        }
         let read_ms = ms(clock);
         let clock = Instant::now();
         let err = |e: cairn::Error| e.to_string();
@@ -1261,6 +1271,7 @@ mod cli {
             "methods": methods,
             "default_method": method.name(),
             "graph": index.graph().is_some(),
+            "links": links,
             "text_pipeline": if needs_text { json!(text_files) } else { json!(null) },
             "embedder": if !a.no_dense {
                 json!({"table": "static-minilm.bin", "vocab": "minilm-vocab.txt"})

@@ -101,6 +101,8 @@ test('cairn index writes the index, the wasm package, the loader, the widget and
   // the passages' vectors are in a third file, which BM25 never needs
   assert.equal(manifest.extras, 'extras.cairn.gz');
   assert.equal(manifest.extras_gz_bytes, fs.statSync(path.join(site, 'cairn', 'extras.cairn.gz')).size);
+  // a site's passage ids are its pages' URLs: the widget links its results
+  assert.equal(manifest.links, true);
 });
 
 test('the widget loads lazily, ranks as native BM25 and links to page#heading', async () => {
@@ -334,6 +336,9 @@ test('a site with a knowledge graph: the widget answers with BM25 at once, then 
     assert.deepEqual(fs.readFileSync(path.join(own, 'cairn', 'text', f)), fs.readFileSync(path.join(root, 'assets', 'text', f)), f);
   }
   assert.ok(manifest.methods.includes('catrag'));
+  // the dataset's ids are not URLs: the widget shows titles without links
+  assert.equal(manifest.links, false);
+  assert.match(run.stderr, /note: the passage ids are not URLs/);
 
   const ownServer = await serve({ dir: own, port: 0 });
   const context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
@@ -356,7 +361,7 @@ test('a site with a knowledge graph: the widget answers with BM25 at once, then 
     await input.fill(q.question);
     await input.press('Enter');
     await tab.waitForFunction(
-      () => document.querySelectorAll('#cairn-search li a').length > 0 || document.querySelector('#cairn-search').dataset.error,
+      () => document.querySelectorAll('#cairn-search li .cairn-title').length > 0 || document.querySelector('#cairn-search').dataset.error,
       null,
       { timeout: WAIT },
     );
@@ -378,8 +383,15 @@ test('a site with a knowledge graph: the widget answers with BM25 at once, then 
     );
     assert.equal(await tab.evaluate(() => document.querySelector('#cairn-search').dataset.error || ''), '');
     assert.equal(await tab.evaluate(() => document.querySelector('#cairn-search .cairn-status').textContent), '');
-    const hrefs = await tab.$$eval('#cairn-search li a', (as) => as.map((a) => a.getAttribute('href')));
-    assert.ok(hrefs.some((h) => q.gold_ids.includes(h)), `catrag's results ${JSON.stringify(hrefs)} hold no gold passage of ${JSON.stringify(q.gold_ids)}`);
+    const ids = await tab.$$eval('#cairn-search li .cairn-title', (ts) => ts.map((t) => t.dataset.id));
+    assert.ok(ids.some((id) => q.gold_ids.includes(id)), `catrag's results ${JSON.stringify(ids)} hold no gold passage of ${JSON.stringify(q.gold_ids)}`);
+    // titles without links, reachable with the arrow keys
+    assert.equal(await tab.$$eval('#cairn-search li a', (as) => as.length), 0);
+    const titles = await tab.$$eval('#cairn-search li .cairn-title', (ts) => ts.map((t) => t.textContent));
+    assert.equal(titles[0], passages.find((p) => p.id === ids[0]).title);
+    await input.focus();
+    await input.press('ArrowDown');
+    assert.equal(await tab.evaluate(() => document.activeElement.dataset.id), ids[0]);
     for (const f of textFiles) assert.ok(requests.includes(`/cairn/text/${f}`), `text/${f} fetched`);
     assert.ok(requests.includes('/cairn/extras.cairn.gz'), 'the graph comes in the extras');
     await tab.screenshot({ path: path.join(screenshots, 'site-graph-catrag.png') });
