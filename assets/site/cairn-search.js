@@ -180,7 +180,7 @@ if (root) {
       ? line('No results.', notes())
       : method !== cairn.method && !methodNote
         ? line('Keyword results; the full search is still loading…', textsNote)
-        : notes();
+        : line(notes(), withoutTexts && !textsNote ? 'Snippets are still loading…' : '');
     for (const h of hits) {
       const li = el('li');
       // the title: a link to the page, or (ids that are not URLs) focusable text

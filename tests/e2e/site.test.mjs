@@ -176,6 +176,7 @@ test('the first keyword result waits for the keyword part only: titles at once, 
   // the same ranking as native BM25, titles and links only
   assert.deepEqual(await hrefs(), want);
   assert.equal(await tab.locator('#cairn-search li p').count(), 0, 'no snippet before the texts');
+  assert.equal(await tab.textContent('#cairn-search .cairn-status'), 'Snippets are still loading…');
   assert.equal(await tab.evaluate(() => document.querySelector('#cairn-search').dataset.textsMs), undefined);
   await tab.screenshot({ path: path.join(screenshots, 'site-widget-titles-first.png') });
   releaseTexts();
@@ -184,6 +185,7 @@ test('the first keyword result waits for the keyword part only: titles at once, 
   assert.deepEqual(await hrefs(), want);
   assert.equal(await tab.locator('#cairn-search li p').count(), want.length);
   assert.ok((await tab.locator('#cairn-search li p mark').count()) > 0, 'query words are marked in the snippets');
+  assert.equal(await tab.textContent('#cairn-search .cairn-status'), '');
   const snippet = await tab.locator('#cairn-search li p').first().textContent();
   const top = byId.get(expected.bm25.find((e) => e.question === q.question).ids[0]);
   assert.ok(top.text.includes(snippet.replace(/^… /, '').replace(/ …$/, '').slice(0, 40)), `${snippet} is not from ${top.id}`);
