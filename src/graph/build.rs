@@ -331,6 +331,9 @@ impl GraphBuilder {
             }
             s.fact_vectors_f32.reserve_rows(s.facts.len() - s.fact_vectors_f32.len());
         }
+        // The lists give back their spare room (and the lookups by key go) before the bags and
+        // vectors grow, so that these reuse it: the build's peak is the page's memory.
+        s.shrink_lists();
         let mut done = 0;
         // one word cache for every chunk: facts are made of the names' words
         let mut cache = crate::embed::wordpiece::WordCache::new();
@@ -387,7 +390,6 @@ impl GraphBuilder {
         if bags.is_some() {
             s.bags.shrink_to_fit();
         }
-        s.shrink_lists();
         Ok(())
     }
 

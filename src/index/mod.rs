@@ -606,10 +606,11 @@ impl Index {
         });
         let extract_ms = clock.ms();
         let crate::extract::ExtractOutput { triples, stats } = out;
-        self.graph_from_triples(embedder, &triples, Some(stats), progress)?;
-        // The triples are build-only: free them before the per-graph search structures are made,
-        // so those reuse their memory (a wasm page's memory never shrinks).
+        let (builder, report) = self.graph_builder_of(&triples, Some(stats))?;
+        // The triples are in the builder now: free them before the graph's embedding and synonym
+        // kNN, whose peak sets the page's memory (a wasm page's memory never shrinks).
         drop(triples);
+        self.complete_graph(builder, report, embedder, progress)?;
         self.prepare_graph_search();
         if let Some(g) = &mut self.graph {
             g.report.extract_ms = extract_ms;
@@ -631,25 +632,47 @@ impl Index {
         progress: &mut dyn FnMut(GraphStage, usize, usize),
     ) -> Result<&GraphBuildReport> {
         self.require_texts("building the knowledge graph")?;
-        self.graph_from_triples(embedder, triples, extract, progress)?;
+        let (builder, report) = self.graph_builder_of(triples, extract)?;
+        self.complete_graph(builder, report, embedder, progress)?;
         self.prepare_graph_search();
         self.graph.as_ref().map(|g| &g.report).ok_or(Error::NotBuilt)
     }
 
-    /// [`Index::build_graph_from_triples`] without [`Index::prepare_graph_search`].
-    fn graph_from_triples(
-        &mut self,
-        embedder: Rc<dyn Embedder>,
+    /// The first step of a graph build from `triples`: a [`GraphBuilder`] with every passage's
+    /// triples added (METHOD.md §1), and the report so far. The builder keeps its own copies of
+    /// the phrases, so the caller may free the triples before [`Index::complete_graph`].
+    ///
+    /// # Errors
+    /// [`Error::Passage`] when a triple names a passage index outside the corpus; the builder's
+    /// configuration errors.
+    fn graph_builder_of(
+        &self,
         triples: &[Triple],
         extract: Option<ExtractStats>,
-        progress: &mut dyn FnMut(GraphStage, usize, usize),
-    ) -> Result<()> {
-        let pipeline = Pipeline::english()?;
+    ) -> Result<(GraphBuilder, GraphBuildReport)> {
         let mut report = GraphBuildReport { triples: triples.len(), extract, ..GraphBuildReport::default() };
         let mut builder = GraphBuilder::new(self.config.graph.clone())?;
         let clock = Stopwatch::start();
         report.add = builder.add_passages(0, self.corpus.passages(), triples)?;
         report.add_ms = clock.ms();
+        Ok((builder, report))
+    }
+
+    /// The rest of a graph build after [`Index::graph_builder_of`]: entity and fact embeddings
+    /// with `embedder`, synonym edges, the CSR; the graph replaces this index's (without
+    /// [`Index::prepare_graph_search`]). The index keeps its previous graph on error.
+    ///
+    /// # Errors
+    /// [`Error::Model`] if the text pipeline's resources fail to load; the builder's and the
+    /// embedder's errors.
+    fn complete_graph(
+        &mut self,
+        mut builder: GraphBuilder,
+        mut report: GraphBuildReport,
+        embedder: Rc<dyn Embedder>,
+        progress: &mut dyn FnMut(GraphStage, usize, usize),
+    ) -> Result<()> {
+        let pipeline = Pipeline::english()?;
         let clock = Stopwatch::start();
         builder.embed(embedder.as_ref(), &mut |d, t| progress(GraphStage::Embedding, d, t))?;
         report.embed_ms = clock.ms();
