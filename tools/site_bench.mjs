@@ -194,7 +194,7 @@ try {
     let d = await page.evaluate(() => ({ ...document.querySelector('#cairn-search').dataset }));
     if (d.error) throw new Error(d.error);
     const firstMethod = d.shown;
-    const top = await page.$$eval('#cairn-search li a', (as) => as.slice(0, 3).map((a) => a.textContent));
+    const top = await page.$$eval('#cairn-search li .cairn-title', (as) => as.slice(0, 3).map((a) => a.textContent));
     // a graph or vector method answers once its files are in: BM25's results first, then its own
     const want = method || manifest.default_method;
     let methodResultMs = firstResultMs;
@@ -209,7 +209,7 @@ try {
       d = await page.evaluate(() => ({ ...document.querySelector('#cairn-search').dataset }));
       if (d.error) throw new Error(d.error);
     }
-    const methodTop = await page.$$eval('#cairn-search li a', (as) => as.slice(0, 3).map((a) => a.textContent));
+    const methodTop = await page.$$eval('#cairn-search li .cairn-title', (as) => as.slice(0, 3).map((a) => a.textContent));
     // snippets follow the titles once the passages' texts are in
     if (manifest.texts) {
       await page.waitForFunction(() => document.querySelector('#cairn-search').dataset.textsMs !== undefined, null, { timeout: 600_000 });
