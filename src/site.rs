@@ -427,7 +427,9 @@ pub struct SitePages {
     pub passages: Vec<Passage>,
     /// Pages found (including skipped and empty ones).
     pub pages: usize,
-    /// One line per page worth a warning, path first.
+    /// One line per page worth a warning, path first; then, when Markdown pages have no built
+    /// `.html` page beside them (their links would lead nowhere), one line that says how many,
+    /// the site's folder first.
     pub warnings: Vec<String>,
 }
 
@@ -527,6 +529,8 @@ pub fn read_site(root: &Path, base_url: &str, skip: &[PathBuf]) -> Result<SitePa
     let mut out = Vec::new();
     let mut warnings = Vec::new();
     let mut seen = HashMap::new();
+    // Markdown pages whose .html page (their link) is not in the folder: a source folder
+    let mut unbuilt: Vec<(String, String)> = Vec::new();
     let base = if base_url.ends_with('/') { base_url.to_string() } else { format!("{base_url}/") };
     for rel in &files {
         let path = root.join(rel);
@@ -554,7 +558,11 @@ pub fn read_site(root: &Path, base_url: &str, skip: &[PathBuf]) -> Result<SitePa
         let stem = rel.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
         let ext = rel.extension().map_or_else(String::new, |e| e.to_string_lossy().to_ascii_lowercase());
         let linked = if ext == "md" || ext == "markdown" {
-            format!("{}.html", rel_str.strip_suffix(&format!(".{ext}")).unwrap_or(&rel_str))
+            let html = format!("{}.html", rel_str.strip_suffix(&format!(".{ext}")).unwrap_or(&rel_str));
+            if !root.join(&html).is_file() {
+                unbuilt.push((rel_str.clone(), html.clone()));
+            }
+            html
         } else {
             rel_str.clone()
         };
@@ -577,6 +585,15 @@ pub fn read_site(root: &Path, base_url: &str, skip: &[PathBuf]) -> Result<SitePa
             path: root.display().to_string(),
             message: "no .html, .htm, .md or .markdown page found".into(),
         });
+    }
+    if let Some((md, html)) = unbuilt.first() {
+        let n = unbuilt.len();
+        warnings.push(format!(
+            "{}: {n} Markdown page{} that this folder does not have (the first: {md} as {html}): \
+             index the built site (_site/, public/, build/) so that the results' links lead somewhere",
+            root.display(),
+            if n == 1 { " is linked as an .html page" } else { "s are linked as .html pages" },
+        ));
     }
     Ok(SitePages { passages: out, pages: files.len(), warnings })
 }
@@ -618,7 +635,15 @@ mod tests {
         for id in ["/kings/lothair.html#family", "/a 2", "https://example.org/x", "HTTP://example.org", "/"] {
             assert_eq!(is_link(id), id != "/", "{id}");
         }
-        for id in ["5a8b57f25542995d1e6f1371-0", "Lothair II", "kings/lothair.html", "//cdn.example/x", "http://", "", " /a"] {
+        for id in [
+            "5a8b57f25542995d1e6f1371-0",
+            "Lothair II",
+            "kings/lothair.html",
+            "//cdn.example/x",
+            "http://",
+            "",
+            " /a",
+        ] {
             assert!(!is_link(id), "{id}");
         }
     }
@@ -711,6 +736,17 @@ mod tests {
         let ids: Vec<&str> = got.iter().map(|p| p.id.as_str()).collect();
         assert_eq!(ids, vec!["/docs/a%20b.html#a", "/"]);
         assert_eq!(got[0].text, "Alpha.");
+        let w = read_site(&dir, "/", &skip).unwrap().warnings;
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].ends_with(
+                ": 1 Markdown page is linked as an .html page that this folder does not have (the first: docs/a b.md as docs/a b.html): index the built site (_site/, public/, build/) so that the results' links lead somewhere"
+            ),
+            "{w:?}"
+        );
+        // with the built page beside it, the Markdown source is linked to it and not warned about
+        std::fs::write(dir.join("docs/a b.html"), "<h1 id=\"a\">A</h1><p>Alpha.</p>").unwrap();
+        assert!(read_site(&dir, "/", &skip).unwrap().warnings.is_empty());
         let empty = dir.join("docs-empty");
         std::fs::create_dir_all(&empty).unwrap();
         assert!(matches!(read_site(&empty, "/", &[]), Err(Error::Dataset { .. })));
@@ -748,7 +784,8 @@ mod tests {
         );
         assert_eq!(got.pages, 6);
         let w = got.warnings.join("\n");
-        assert_eq!(got.warnings.len(), 5, "{w}");
+        assert_eq!(got.warnings.len(), 6, "{w}");
+        assert!(w.contains("1 Markdown page is linked as an .html page that this folder does not have (the first: f-bom.md as f-bom.html)"), "{w}");
         assert!(w.contains("a-latin1.html: not UTF-8: read as Windows-1252"), "{w}");
         assert!(w.contains("b-cp1252.html: not UTF-8: read as Windows-1252"), "{w}");
         assert!(w.contains("c-sjis.html: skipped: not UTF-8, and its encoding (shift_jis)"), "{w}");

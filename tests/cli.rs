@@ -304,7 +304,10 @@ fn index_subcommand_writes_a_loadable_deterministic_site_bundle() {
         ]);
         assert_eq!(code, 0, "{err}");
         // the fixture's ids (p1, p2, …) are not URLs: the widget will show titles without links
-        assert!(err.contains("note: the passage ids are not URLs"), "{err}");
+        assert!(
+            err.contains("note: 6 of 6 passage ids are not URLs (root-relative or http(s)://; the first: \"p1\", passage 1)"),
+            "{err}"
+        );
         let v: serde_json::Value = serde_json::from_str(&stdout).unwrap();
         (out, v)
     };
@@ -359,6 +362,52 @@ fn index_subcommand_writes_a_loadable_deterministic_site_bundle() {
     let linked: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(linked["links"], true);
+    // one id that is not a URL turns the links off, and the note names it
+    let mixed = tmp.join("mixed.jsonl");
+    let text = std::fs::read_to_string(&urls).unwrap() + "{\"id\": \"doc-x\", \"text\": \"delta\"}\n";
+    std::fs::write(&mixed, text).unwrap();
+    let out_s = out.to_str().unwrap();
+    let (code, _, err) =
+        cairn(&["index", "--jsonl", mixed.to_str().unwrap(), "--out", out_s, "--pkg", pkg.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("note: 1 of 4 passage ids is not a URL (root-relative or http(s)://; the first: \"doc-x\", passage 4)"),
+        "{err}"
+    );
+    let relinked: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(relinked["links"], false);
+    // written again without the vectors: the table, the vocabulary and the extras of the run
+    // before are removed, not left to be deployed
+    assert!(out.join("static-minilm.bin").is_file() && out.join("extras.cairn.gz").is_file());
+    let (code, _, err) = cairn(&[
+        "index",
+        "--jsonl",
+        mixed.to_str().unwrap(),
+        "--out",
+        out_s,
+        "--pkg",
+        pkg.to_str().unwrap(),
+        "--no-dense",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    for f in ["static-minilm.bin", "minilm-vocab.txt", "extras.cairn.gz"] {
+        assert!(!out.join(f).exists(), "{f} left behind");
+    }
+    assert!(out.join("index.cairn.gz").is_file());
+    // an empty corpus, a corpus given as the site, a file given as --out: one-line errors
+    let empty = tmp.join("empty.jsonl");
+    std::fs::write(&empty, "\n").unwrap();
+    let p = pkg.to_str().unwrap();
+    one_line_error(&["index", "--jsonl", empty.to_str().unwrap(), "--out", out_s, "--pkg", p], "empty.jsonl: no passages to index");
+    one_line_error(
+        &["index", mixed.to_str().unwrap(), "--out", out_s, "--pkg", p],
+        "mixed.jsonl: not a folder (give the folder of the built site, or index a JSONL corpus with --jsonl)",
+    );
+    one_line_error(
+        &["index", "--jsonl", mixed.to_str().unwrap(), "--out", mixed.to_str().unwrap(), "--pkg", p],
+        "mixed.jsonl: a file, not a folder",
+    );
 
     use cairn::embed::{Embedder, StaticEmbedder};
     use cairn::index::{EmbedderSlot, Index, IndexConfig, Method};
@@ -463,6 +512,15 @@ fn index_site_warns_about_odd_pages_and_refuses_a_site_without_text() {
     one_line_error(
         &["index", site.join("index.html").to_str().unwrap(), "--out", out, "--pkg", p],
         "index.html: not a folder (give the folder of the built site)",
+    );
+    // a folder without pages: said of the folder, as a site
+    let nopages = tmp.join("nopages");
+    std::fs::create_dir_all(&nopages).unwrap();
+    let (code, _, err) = cairn(&["index", nopages.to_str().unwrap(), "--out", out, "--pkg", p]);
+    assert_eq!(code, 2, "{err}");
+    assert_eq!(
+        err.trim_end(),
+        format!("error: {}: no .html, .htm, .md or .markdown page found", nopages.display()),
     );
     std::fs::remove_dir_all(&tmp).unwrap();
 }

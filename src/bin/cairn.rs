@@ -1121,8 +1121,16 @@ mod cli {
         let web = crate::site_assets::web_files(a.pkg.as_deref())?;
         if let Some(site) = &a.site {
             if !site.is_dir() {
-                return Err(format!("{}: not a folder (give the folder of the built site)", site.display()));
+                let jsonl = site.extension().is_some_and(|e| e.eq_ignore_ascii_case("jsonl"));
+                return Err(format!(
+                    "{}: not a folder (give the folder of the built site{})",
+                    site.display(),
+                    if jsonl { ", or index a JSONL corpus with --jsonl" } else { "" }
+                ));
             }
+        }
+        if a.out.exists() && !a.out.is_dir() {
+            return Err(format!("--out {}: a file, not a folder", a.out.display()));
         }
         std::fs::create_dir_all(&a.out).map_err(|e| format!("{}: {e}", a.out.display()))?;
         let clock = Instant::now();
@@ -1131,7 +1139,10 @@ mod cli {
         let corpus = match (&a.site, &a.jsonl) {
             (Some(site), None) => {
                 let skip = vec![a.out.canonicalize().map_err(|e| format!("{}: {e}", a.out.display()))?];
-                let read = cairn::site::read_site(site, &a.base_url, &skip).map_err(|e| e.to_string())?;
+                let read = cairn::site::read_site(site, &a.base_url, &skip).map_err(|e| match e {
+                    cairn::Error::Dataset { path, message } => format!("{path}: {message}"),
+                    e => e.to_string(),
+                })?;
                 for w in &read.warnings {
                     eprintln!("warning: {w}");
                 }
@@ -1148,15 +1159,36 @@ mod cli {
                 c.extend(read.passages).map_err(|e| e.to_string())?;
                 c
             }
-            (None, Some(path)) => load_corpus(path)?,
+            (None, Some(path)) => {
+                let corpus = load_corpus(path)?;
+                if corpus.is_empty() {
+                    return Err(format!("{}: no passages to index", path.display()));
+                }
+                corpus
+            }
             _ => return Err("give a site folder or --jsonl".into()),
         };
         // A site's ids are its pages' URLs; a JSONL corpus's are links only if every one is.
-        let links = pages.is_some() || corpus.passages().iter().all(|p| cairn::site::is_link(&p.id));
-        if !links {
+        let not_links: Vec<(usize, &str)> = if pages.is_some() {
+            Vec::new()
+        } else {
+            corpus
+                .passages()
+                .iter()
+                .map(|p| p.id.as_str())
+                .enumerate()
+                .filter(|(_, id)| !cairn::site::is_link(id))
+                .collect()
+        };
+        let links = not_links.is_empty();
+        if let Some(&(i, id)) = not_links.first() {
             eprintln!(
-                "note: the passage ids are not URLs (root-relative or http(s)://): the widget shows \
-                 the results' titles without links"
+                "note: {} of {} passage ids {} (root-relative or http(s)://; the first: {id:?}, passage {}): \
+                 the widget shows the results' titles without links",
+                not_links.len(),
+                corpus.len(),
+                if not_links.len() == 1 { "is not a URL" } else { "are not URLs" },
+                i + 1
             );
         }
         let read_ms = ms(clock);
@@ -1221,12 +1253,18 @@ mod cli {
         };
         write("index.cairn.gz", &gz)?;
         write("texts.cairn.gz", &texts_gz)?;
-        let stale = a.out.join("extras.cairn.gz");
+        // Files an earlier run into this folder wrote and this one does not (a BM25-only index
+        // written over one with vectors): removed, so that they are not deployed with it.
+        let remove_stale = |name: &str| -> CliResult<()> {
+            let path = a.out.join(name);
+            if path.is_file() {
+                std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            }
+            Ok(())
+        };
         match &extras_gz {
             Some(x) => write("extras.cairn.gz", x)?,
-            // a BM25-only index written over an earlier one must not leave its extras behind
-            None if stale.exists() => std::fs::remove_file(&stale).map_err(|e| format!("{}: {e}", stale.display()))?,
-            None => {}
+            None => remove_stale("extras.cairn.gz")?,
         }
         let extras_bytes = extras.as_ref().map(Vec::len);
         let extras_gz_bytes = extras_gz.as_ref().map(Vec::len);
@@ -1236,6 +1274,9 @@ mod cli {
         if !a.no_dense {
             write("static-minilm.bin", cairn::embed::static_embedder::MINILM_TABLE)?;
             write("minilm-vocab.txt", cairn::embed::wordpiece::MINILM_VOCAB.as_bytes())?;
+        } else {
+            remove_stale("static-minilm.bin")?;
+            remove_stale("minilm-vocab.txt")?;
         }
         // The English text pipeline's resources, which the web package fetches to load an index
         // with a knowledge graph (its query anchoring runs the pipeline; BM25 needs none).
@@ -1251,6 +1292,12 @@ mod cli {
                 write(&file, data)?;
                 text_files.push(file);
             }
+        } else {
+            for name in cairn::text::RESOURCE_FILES {
+                remove_stale(&format!("text/{name}"))?;
+            }
+            // the folder too, when that leaves it empty (it is left alone otherwise)
+            let _ = std::fs::remove_dir(a.out.join("text"));
         }
         let stats = index.stats();
         let methods: Vec<&str> =

@@ -340,7 +340,7 @@ test('a site with a knowledge graph: the widget answers with BM25 at once, then 
   assert.ok(manifest.methods.includes('catrag'));
   // the dataset's ids are not URLs: the widget shows titles without links
   assert.equal(manifest.links, false);
-  assert.match(run.stderr, /note: the passage ids are not URLs/);
+  assert.match(run.stderr, /note: 100 of 100 passage ids are not URLs/);
 
   const ownServer = await serve({ dir: own, port: 0 });
   const context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
