@@ -58,6 +58,15 @@ pub enum Error {
         /// What is wrong with it.
         message: String,
     },
+    /// A static site's folder that cannot be indexed ([`crate::site::read_site`]): it holds no
+    /// page.
+    #[error("{path}: {message}")]
+    Site {
+        /// The site's folder.
+        path: String,
+        /// What is wrong with it.
+        message: String,
+    },
     /// Model data (a token table, a vocabulary, model weights) that cannot be used: truncated,
     /// corrupt, of another format version, or made for another vocabulary.
     #[error("{what}: {message}")]

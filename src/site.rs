@@ -76,10 +76,11 @@ pub fn link_of(id: &str) -> &str {
 /// such as content hashes or titles are not, and would make links that lead nowhere.
 pub fn is_link(id: &str) -> bool {
     let link = link_of(id);
-    let lower = link.get(..8).unwrap_or(link).to_ascii_lowercase();
-    (link.starts_with('/') && !link.starts_with("//") && link.len() > 1)
-        || (lower.starts_with("http://") && link.len() > 7)
-        || (lower.starts_with("https://") && link.len() > 8)
+    // a scheme in any case, with something after it
+    let url_with = |scheme: &str| {
+        link.len() > scheme.len() && link.get(..scheme.len()).is_some_and(|s| s.eq_ignore_ascii_case(scheme))
+    };
+    (link.len() > 1 && link.starts_with('/') && !link.starts_with("//")) || url_with("http://") || url_with("https://")
 }
 
 /// One section while a page is read.
@@ -520,7 +521,7 @@ fn decode_page(bytes: Vec<u8>) -> std::result::Result<(String, Option<&'static s
 /// both, and pages without any text to index, are listed in [`SitePages::warnings`].
 ///
 /// # Errors
-/// [`Error::Io`] when a folder or page cannot be read; [`Error::Dataset`] when `root` holds no
+/// [`Error::Io`] when a folder or page cannot be read; [`Error::Site`] when `root` holds no
 /// page.
 pub fn read_site(root: &Path, base_url: &str, skip: &[PathBuf]) -> Result<SitePages> {
     let mut files = Vec::new();
@@ -581,7 +582,7 @@ pub fn read_site(root: &Path, base_url: &str, skip: &[PathBuf]) -> Result<SitePa
         }
     }
     if files.is_empty() {
-        return Err(Error::Dataset {
+        return Err(Error::Site {
             path: root.display().to_string(),
             message: "no .html, .htm, .md or .markdown page found".into(),
         });
@@ -749,7 +750,7 @@ mod tests {
         assert!(read_site(&dir, "/", &skip).unwrap().warnings.is_empty());
         let empty = dir.join("docs-empty");
         std::fs::create_dir_all(&empty).unwrap();
-        assert!(matches!(read_site(&empty, "/", &[]), Err(Error::Dataset { .. })));
+        assert!(matches!(read_site(&empty, "/", &[]), Err(Error::Site { .. })));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

@@ -338,6 +338,18 @@ fn index_subcommand_writes_a_loadable_deterministic_site_bundle() {
     assert_eq!(manifest["default_method"], "hybrid");
     assert_eq!(manifest["methods"], serde_json::json!(["bm25", "dense", "hybrid"]));
     assert_eq!(manifest["links"], false);
+    // `cairn index --jsonl JSONL --out OUT` with `extra` arguments: its stderr (a success) and the
+    // manifest it wrote
+    let index_jsonl = |jsonl: &std::path::Path, out: &std::path::Path, extra: &[&str]| {
+        let mut args = vec!["index", "--jsonl", jsonl.to_str().unwrap(), "--out", out.to_str().unwrap()];
+        args.extend(["--pkg", pkg.to_str().unwrap()]);
+        args.extend(extra);
+        let (code, _, err) = cairn(&args);
+        assert_eq!(code, 0, "{err}");
+        let manifest: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+        (err, manifest)
+    };
     // ids that are URLs (one root-relative, one absolute, one with a part number after a space)
     let urls = tmp.join("urls.jsonl");
     std::fs::write(
@@ -347,54 +359,32 @@ fn index_subcommand_writes_a_loadable_deterministic_site_bundle() {
     )
     .unwrap();
     let out = tmp.join("urls");
-    let (code, _, err) = cairn(&[
-        "index",
-        "--jsonl",
-        urls.to_str().unwrap(),
-        "--out",
-        out.to_str().unwrap(),
-        "--pkg",
-        pkg.to_str().unwrap(),
-        "--no-dense",
-    ]);
-    assert_eq!(code, 0, "{err}");
+    let (err, linked) = index_jsonl(&urls, &out, &["--no-dense"]);
     assert!(!err.contains("note:"), "{err}");
-    let linked: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(linked["links"], true);
     // one id that is not a URL turns the links off, and the note names it
     let mixed = tmp.join("mixed.jsonl");
     let text = std::fs::read_to_string(&urls).unwrap() + "{\"id\": \"doc-x\", \"text\": \"delta\"}\n";
     std::fs::write(&mixed, text).unwrap();
-    let out_s = out.to_str().unwrap();
-    let (code, _, err) =
-        cairn(&["index", "--jsonl", mixed.to_str().unwrap(), "--out", out_s, "--pkg", pkg.to_str().unwrap()]);
-    assert_eq!(code, 0, "{err}");
+    let (err, relinked) = index_jsonl(&mixed, &out, &["--graph"]);
     assert!(
         err.contains("note: 1 of 4 passage ids is not a URL (root-relative or http(s)://; the first: \"doc-x\", passage 4)"),
         "{err}"
     );
-    let relinked: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(relinked["links"], false);
-    // written again without the vectors: the table, the vocabulary and the extras of the run
-    // before are removed, not left to be deployed
-    assert!(out.join("static-minilm.bin").is_file() && out.join("extras.cairn.gz").is_file());
-    let (code, _, err) = cairn(&[
-        "index",
-        "--jsonl",
-        mixed.to_str().unwrap(),
-        "--out",
-        out_s,
-        "--pkg",
-        pkg.to_str().unwrap(),
-        "--no-dense",
-    ]);
-    assert_eq!(code, 0, "{err}");
-    for f in ["static-minilm.bin", "minilm-vocab.txt", "extras.cairn.gz"] {
+    // written again without the vectors: the table, the vocabulary, the extras and the text
+    // pipeline of the run before are removed, not left to be deployed
+    let stale = ["static-minilm.bin", "minilm-vocab.txt", "extras.cairn.gz", "text/pos-perceptron.bin"];
+    for f in stale {
+        assert!(out.join(f).is_file(), "{f} written by the run with the graph");
+    }
+    index_jsonl(&mixed, &out, &["--no-dense"]);
+    for f in stale {
         assert!(!out.join(f).exists(), "{f} left behind");
     }
+    assert!(!out.join("text").exists(), "the emptied text/ folder left behind");
     assert!(out.join("index.cairn.gz").is_file());
+    let out_s = out.to_str().unwrap();
     // an empty corpus, a corpus given as the site, a file given as --out: one-line errors
     let empty = tmp.join("empty.jsonl");
     std::fs::write(&empty, "\n").unwrap();

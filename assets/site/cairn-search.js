@@ -211,14 +211,14 @@ if (root) {
   });
   // Arrow keys move between the box and the results' titles; Escape clears both and returns to the box.
   root.addEventListener('keydown', (e) => {
-    const links = [...list.querySelectorAll('.cairn-title')];
-    const at = links.indexOf(document.activeElement);
-    if (e.key === 'ArrowDown' && links.length) {
+    const titles = [...list.querySelectorAll('.cairn-title')];
+    const at = titles.indexOf(document.activeElement);
+    if (e.key === 'ArrowDown' && titles.length) {
       e.preventDefault();
-      links[Math.min(at + 1, links.length - 1)].focus();
+      titles[Math.min(at + 1, titles.length - 1)].focus();
     } else if (e.key === 'ArrowUp' && at >= 0) {
       e.preventDefault();
-      (at === 0 ? input : links[at - 1]).focus();
+      (at === 0 ? input : titles[at - 1]).focus();
     } else if (e.key === 'Escape' && (at >= 0 || input.value)) {
       e.preventDefault();
       clearTimeout(timer);

@@ -1139,10 +1139,7 @@ mod cli {
         let corpus = match (&a.site, &a.jsonl) {
             (Some(site), None) => {
                 let skip = vec![a.out.canonicalize().map_err(|e| format!("{}: {e}", a.out.display()))?];
-                let read = cairn::site::read_site(site, &a.base_url, &skip).map_err(|e| match e {
-                    cairn::Error::Dataset { path, message } => format!("{path}: {message}"),
-                    e => e.to_string(),
-                })?;
+                let read = cairn::site::read_site(site, &a.base_url, &skip).map_err(|e| e.to_string())?;
                 for w in &read.warnings {
                     eprintln!("warning: {w}");
                 }
@@ -1169,25 +1166,18 @@ mod cli {
             _ => return Err("give a site folder or --jsonl".into()),
         };
         // A site's ids are its pages' URLs; a JSONL corpus's are links only if every one is.
-        let not_links: Vec<(usize, &str)> = if pages.is_some() {
-            Vec::new()
-        } else {
-            corpus
-                .passages()
-                .iter()
-                .map(|p| p.id.as_str())
-                .enumerate()
-                .filter(|(_, id)| !cairn::site::is_link(id))
-                .collect()
-        };
-        let links = not_links.is_empty();
-        if let Some(&(i, id)) = not_links.first() {
+        let passages = corpus.passages();
+        let not_link = |p: &&cairn::Passage| !cairn::site::is_link(&p.id);
+        let first = if pages.is_some() { None } else { passages.iter().position(|p| not_link(&p)) };
+        let links = first.is_none();
+        if let Some(i) = first {
+            let n = passages[i..].iter().filter(not_link).count();
             eprintln!(
-                "note: {} of {} passage ids {} (root-relative or http(s)://; the first: {id:?}, passage {}): \
+                "note: {n} of {} passage ids {} (root-relative or http(s)://; the first: {:?}, passage {}): \
                  the widget shows the results' titles without links",
-                not_links.len(),
-                corpus.len(),
-                if not_links.len() == 1 { "is not a URL" } else { "are not URLs" },
+                passages.len(),
+                if n == 1 { "is not a URL" } else { "are not URLs" },
+                passages[i].id,
                 i + 1
             );
         }
