@@ -4,7 +4,7 @@
     python3 tools/check_layers.py [--src src] [--edges] [--json]
 
 Reads every `.rs` file under `src/`, maps it to its top-level module (`src/graph/knn.rs` -> `graph`,
-`src/wasm_llm.rs` -> `wasm`, `src/bin/cairn.rs` -> `bin`), and collects the edges
+`src/wasm_llm.rs` -> `wasm`, `src/bin/cairn/*.rs` -> `bin`), and collects the edges
 `module -> other module` from `use crate::…` (including grouped `use crate::{a, b::c}`),
 inline `crate::x::` paths and, in the CLI, `cairn::x` paths. Comments and doc comments are skipped.
 

@@ -1,0 +1,80 @@
+//! Helpers every subcommand uses: the result type, building an index the way the page does,
+//! reading a corpus, and the clocks and memory readings of the benchmarks.
+
+use std::path::Path;
+use std::time::Instant;
+
+use cairn::corpus::{parse_jsonl_bytes, Corpus};
+use cairn::engine::Engine;
+use cairn::eval::{Dataset, Embedders};
+use cairn::index::{EmbedderSlot, Index, IndexConfig, Method};
+
+pub(crate) type CliResult<T> = Result<T, String>;
+
+pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
+    if sorted.is_empty() {
+        return 0.0;
+    }
+    // Nearest-rank percentile.
+    let rank = ((p / 100.0) * sorted.len() as f64).ceil().max(1.0) as usize;
+    sorted[rank.min(sorted.len()) - 1]
+}
+
+/// Peak resident set size of this process in MiB (Linux VmHWM), if known.
+pub(crate) fn peak_rss_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kb: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+/// Build the engine over `corpus` with the embedder `method` needs, the knowledge graph for
+/// a graph method and CAGE's graph embeddings for a CAGE method (the page's lifecycle,
+/// [`cairn::engine::Engine`]); returns its index.
+pub(crate) fn build_index(
+    corpus: Corpus,
+    config: &IndexConfig,
+    method: Method,
+    embedders: &Embedders,
+) -> CliResult<Index> {
+    let err = |e: cairn::Error| e.to_string();
+    let mut engine = Engine::with_corpus(config.clone(), corpus).map_err(err)?;
+    if let Some(c) = &embedders.cage {
+        engine.set_cage(c.clone());
+    }
+    let slot = method.embedder().filter(|&s| embedders.get(s).is_some());
+    if let Some(slot) = slot {
+        if let Some(e) = embedders.get(slot) {
+            engine.set_embedder(slot, e.clone(), &mut |_, _, _| {}).map_err(err)?;
+        }
+    }
+    engine.build(&mut |_, _, _| {}).map_err(err)?;
+    if slot == Some(EmbedderSlot::Static) && method.graph_method().is_some() {
+        engine.build_graph(&mut |_, _, _| {}).map_err(err)?;
+    }
+    if embedders.cage.is_some() && method.cage_first_stage().is_some() {
+        engine.compute_cage_z(&mut |_, _, _| {}).map_err(err)?;
+    }
+    into_index(engine)
+}
+
+/// The built index out of `engine`.
+pub(crate) fn into_index(engine: Engine) -> CliResult<Index> {
+    engine.into_index().map_err(|e| e.to_string())
+}
+
+pub(crate) fn ms(since: Instant) -> f64 {
+    since.elapsed().as_secs_f64() * 1e3
+}
+
+pub(crate) fn load_corpus(path: &Path) -> CliResult<Corpus> {
+    if path.is_dir() {
+        return Dataset::load(path).map(|d| d.corpus).map_err(|e| e.to_string());
+    }
+    let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut corpus = Corpus::new();
+    corpus
+        .extend(parse_jsonl_bytes(&path.display().to_string(), &bytes).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
+    Ok(corpus)
+}

@@ -1,0 +1,181 @@
+//! `cairn query`: search a corpus and print the top passages, or the graph walk's explanation.
+
+use std::path::PathBuf;
+
+use cairn::catrag::ExplainConfig;
+use cairn::index::{Index, Method};
+use clap::Args;
+use serde_json::json;
+
+use crate::common::*;
+use crate::options::*;
+
+#[derive(Args)]
+pub(crate) struct QueryArgs {
+    /// A dataset folder (its corpus.jsonl) or a .jsonl file of passages.
+    #[arg(long)]
+    pub(crate) data: PathBuf,
+    /// Retrieval method: bm25, dense, dense-minilm, hybrid, hipporag or catrag.
+    #[arg(long, default_value = "bm25")]
+    pub(crate) method: String,
+    /// Passages to print.
+    #[arg(long, default_value_t = 5)]
+    pub(crate) k: usize,
+    /// Graph methods: explain each hit as a tree (the query's seeds and anchors, then per
+    /// passage the best paths seed → … → passage); with --json, the whole explanation as one
+    /// JSON object.
+    #[arg(long)]
+    pub(crate) explain: bool,
+    /// With --explain: print one JSON object instead of the tree.
+    #[arg(long, requires = "explain")]
+    pub(crate) json: bool,
+    /// The question.
+    #[arg(required = true)]
+    pub(crate) query: Vec<String>,
+    #[command(flatten)]
+    pub(crate) bm25: Bm25Args,
+    #[command(flatten)]
+    pub(crate) catrag: CatragArgs,
+    #[command(flatten)]
+    pub(crate) models: ModelArgs,
+}
+
+pub(crate) fn query(a: QueryArgs) -> CliResult<()> {
+    let method: Method = a.method.parse().map_err(|e: cairn::Error| e.to_string())?;
+    let embedders = load_embedders(method, &a.models)?;
+    let corpus = load_corpus(&a.data)?;
+    let mut config = a.bm25.config();
+    config.catrag = a.catrag.config()?;
+    let index = build_index(corpus, &config, method, &embedders)?;
+    let q = a.query.join(" ");
+    if a.explain {
+        if method.graph_method().is_none() {
+            return Err(format!("--explain needs a graph method (hipporag or catrag), not {method}"));
+        }
+        let ex = index.explain(&q, a.k, method, &ExplainConfig::default()).map_err(|e| e.to_string())?;
+        if !a.json {
+            print!("{}", explain_tree(&index, &q, &ex));
+            return Ok(());
+        }
+        let mut v = json!(ex);
+        // Corpus ids next to the internal passage indices.
+        for (i, h) in ex.hits.iter().enumerate() {
+            if let Some(p) = index.corpus().get(h.passage) {
+                v["hits"][i]["id"] = json!(p.id);
+                v["hits"][i]["title"] = json!(p.title);
+            }
+        }
+        println!("{v}");
+        return Ok(());
+    }
+    let found = index.run(&q, a.k, method, Default::default()).map_err(|e| e.to_string())?;
+    let hits = &found.hits;
+    if hits.is_empty() {
+        println!("no passage matches {q:?}");
+    }
+    if let Some(why) = found.trace.weak {
+        println!("weak results: {why}");
+    }
+    for (rank, h) in hits.iter().enumerate() {
+        if let Some(p) = index.corpus().get(h.passage) {
+            let snippet: String = p.text.chars().take(160).collect();
+            println!("{:>2}. {:>8.3}  {}  [{}]\n    {}", rank + 1, h.score, p.title, p.id, snippet);
+        }
+    }
+    Ok(())
+}
+
+/// The explanation as a tree for a person: the query's anchors and seeds, then per hit its
+/// best paths from a seed, one arc per line (type, fact, this query's multiplier), ending at
+/// the passage.
+pub(crate) fn explain_tree(index: &Index, query: &str, ex: &cairn::search::SearchExplanation) -> String {
+    use std::fmt::Write;
+    let mut o = String::new();
+    let r = &ex.retrieval;
+    let _ = writeln!(o, "{} for {:?}", ex.method.name(), query);
+    if let Some(f) = &r.fallback {
+        let _ = writeln!(
+            o,
+            "no entity seed ({}): ranked by dense similarity",
+            json!(f).as_str().unwrap_or("fallback")
+        );
+    }
+    if !r.anchors.is_empty() {
+        let _ = writeln!(o, "anchors");
+        let n = r.anchors.len();
+        for (i, a) in r.anchors.iter().enumerate() {
+            let branch = if i + 1 == n { "└─" } else { "├─" };
+            let target = match (a.node, a.how) {
+                (Some(node), Some(how)) => format!(
+                    "{} ({}, similarity {:.2})",
+                    node_name(index, node),
+                    json!(how).as_str().unwrap_or(""),
+                    a.similarity
+                ),
+                _ => format!("nothing (best similarity {:.2})", a.similarity),
+            };
+            let _ = writeln!(o, "{branch} {:?} → {target}", a.mention);
+        }
+    }
+    let _ = writeln!(o, "seeds (share of the teleport vector)");
+    let shown = r.seeds.len().min(8);
+    for (i, sd) in r.seeds.iter().take(shown).enumerate() {
+        let branch = if i + 1 == shown && r.seeds.len() <= shown { "└─" } else { "├─" };
+        let channel = json!(sd.channel);
+        let _ = writeln!(
+            o,
+            "{branch} {:<40} {:>5.1}%  {}",
+            sd.name,
+            sd.share * 100.0,
+            channel.as_str().unwrap_or("")
+        );
+    }
+    if r.seeds.len() > shown {
+        let _ = writeln!(o, "└─ … {} more", r.seeds.len() - shown);
+    }
+    for (rank, (hit, pe)) in ex.hits.iter().zip(&ex.passages).enumerate() {
+        let (id, title) =
+            index.corpus().get(hit.passage).map_or(("?", ""), |p| (p.id.as_str(), p.title.as_str()));
+        let _ = writeln!(o, "\n{}. {title} [{id}]  score {:.4}", rank + 1, hit.score);
+        if pe.paths.is_empty() {
+            let _ = writeln!(
+                o,
+                "   no path from a seed within {} arcs{}",
+                ExplainConfig::default().max_path_arcs,
+                if pe.truncated { " (search budget spent)" } else { "" }
+            );
+        }
+        let np = pe.paths.len();
+        for (pi, path) in pe.paths.iter().enumerate() {
+            let last = pi + 1 == np;
+            let (branch, stem) = if last { ("└─", "   ") } else { ("├─", "│  ") };
+            let seed = path.nodes.first().map_or("?", |n| n.name.as_str());
+            let _ = writeln!(o, "   {branch} seed {seed}  (path probability {:.2e})", path.probability);
+            for (e, to) in path.edges.iter().zip(path.nodes.iter().skip(1)) {
+                let kind = json!(e.edge_type);
+                let mut label = kind.as_str().unwrap_or("edge").to_string();
+                if let Some(f) = &e.fact {
+                    let _ = write!(label, " \"{f}\"");
+                }
+                if (e.multiplier - 1.0).abs() > 1e-6 {
+                    let _ = write!(label, " ×{:.2}", e.multiplier);
+                }
+                let target = if to.kind == cairn::graph::NodeKind::Passage {
+                    format!("passage {title}")
+                } else {
+                    to.name.clone()
+                };
+                let _ = writeln!(o, "   {stem}  ─[{label}]→ {target}");
+            }
+        }
+    }
+    o
+}
+
+/// An entity node's display name (its id when it has none).
+pub(crate) fn node_name(index: &Index, node: u32) -> String {
+    match index.graph().and_then(|g| g.node(node)) {
+        Some(cairn::graph::NodeRef::Entity { name, .. }) => name.to_string(),
+        _ => format!("node {node}"),
+    }
+}
