@@ -1071,7 +1071,7 @@ pub use llm_api::{LlmEndpoint, LlmPlan};
 #[wasm_bindgen(js_name = methods, unchecked_return_type = "MethodInfo[]")]
 pub fn methods() -> JsValue {
     use serde::Serialize as _;
-    let infos: Vec<crate::index::MethodInfo> = Method::ALL.into_iter().map(Method::info).collect();
+    let infos = Method::infos();
     infos.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).unwrap_or(JsValue::NULL)
 }
 

@@ -55,7 +55,7 @@ fn static_embedder(index: &Index) -> Rc<dyn Embedder> {
 #[test]
 fn method_names_round_trip() {
     assert_eq!(Method::NAMES.len(), Method::ALL.len());
-    for (m, name) in Method::ALL.iter().zip(Method::NAMES) {
+    for (m, name) in Method::ALL.iter().zip(Method::NAMES.iter()) {
         assert_eq!(m.name(), *name);
         assert_eq!(name.parse::<Method>().unwrap(), *m);
         assert_eq!(serde_json::to_value(m).unwrap(), serde_json::json!(name));

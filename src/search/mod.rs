@@ -35,7 +35,7 @@ use crate::corpus::Corpus;
 use crate::error::{Error, Result};
 use crate::index::{
     fuzzy, reciprocal_rank_fusion, DenseField, EmbedderSlot, Hit, Index, KnowledgeGraph, Method, QueryOptions,
-    TermGroup, RRF_DEPTH, RRF_K,
+    Stage, TermGroup, RRF_DEPTH, RRF_K,
 };
 use crate::text::fold::{fold_diacritics, nfc};
 use crate::text::{EntityKind, Mention};
@@ -345,8 +345,7 @@ impl Index {
         let mut trace = Trace::default();
         // (BM25 returns nothing by itself then; a graph method's own gate keeps the retrieval
         // that says why, for an explanation.)
-        let gated = method != Method::Bm25 && !method.ranks_by_meaning_alone() && method.graph_method().is_none();
-        let hits = if gated && ctx.nothing_matches(options.prefix) {
+        let hits = if method.gated() && ctx.nothing_matches(options.prefix) {
             Vec::new()
         } else if method.cage_first_stage().is_some() {
             self.cage_stage(&ctx, k, method, &mut trace)?
@@ -366,26 +365,20 @@ impl Index {
     /// methods leave their retrieval in `trace`.
     fn first_stage(&self, ctx: &QueryContext<'_>, k: usize, method: Method, trace: &mut Trace) -> Result<Vec<Hit>> {
         self.counts().first_stages.set(self.counts().first_stages.get() + 1);
-        if let Some(gm) = method.graph_method() {
-            let (hits, retrieval) = self.graph_stage(ctx, k, method, gm)?;
-            trace.retrieval = Some(retrieval);
-            return Ok(hits);
-        }
         let prefix = ctx.options().prefix;
-        Ok(match method {
-            Method::Bm25 => rank_f32(self.bm25.score_groups(ctx.groups(prefix)), k, &self.corpus),
-            Method::Dense | Method::DenseMinilm => rank_f32(self.dense_scores(ctx, method)?, k, &self.corpus),
-            Method::Hybrid => {
+        Ok(match method.stage() {
+            Stage::Graph(gm) => {
+                let (hits, retrieval) = self.graph_stage(ctx, k, method, gm)?;
+                trace.retrieval = Some(retrieval);
+                hits
+            }
+            Stage::Bm25 => rank_f32(self.bm25.score_groups(ctx.groups(prefix)), k, &self.corpus),
+            Stage::Dense(_) => rank_f32(self.dense_scores(ctx, method)?, k, &self.corpus),
+            Stage::Hybrid => {
                 let depth = k.max(RRF_DEPTH);
                 let lexical = rank_f32(self.bm25.score_groups(ctx.groups(prefix)), depth, &self.corpus);
                 let dense = rank_f32(self.dense_scores(ctx, method)?, depth, &self.corpus);
                 rank_f32(reciprocal_rank_fusion(&[&lexical, &dense], RRF_K), k, &self.corpus)
-            }
-            _ => {
-                return Err(Error::UnknownMethod {
-                    name: method.name().to_string(),
-                    known: "bm25, dense, dense-minilm, hybrid, hipporag, catrag".into(),
-                })
             }
         })
     }
@@ -423,8 +416,7 @@ impl Index {
         } else {
             ctx
         };
-        let gated = first != Method::Bm25 && !first.ranks_by_meaning_alone() && first.graph_method().is_none();
-        let candidates = if gated && ctx.nothing_matches(false) {
+        let candidates = if first.gated() && ctx.nothing_matches(false) {
             Vec::new()
         } else {
             self.first_stage(ctx, self.config.cage.candidates, first, trace)?
