@@ -2,19 +2,25 @@
 //!
 //! The engine is plain, synchronous, deterministic Rust; it compiles natively (CLI, tests,
 //! benchmarks) and to `wasm32-unknown-unknown` (the browser package in `pkg/`). Only the
-//! [`wasm`] module knows about JavaScript. See `../shared/design/ARCHITECTURE.md` for the layout
-//! and `../shared/design/METHOD.md` for the specification of every method.
+//! [`wasm`] module knows about JavaScript. `docs/architecture.md` describes the layout (its layer
+//! table is checked by `tools/check_layers.py`) and `docs/method/spec.md` specifies every method.
 //!
-//! Version 0 ships the ground every later method stands on:
-//! - [`corpus`]: passages and their loaders (JSONL, plain text, Markdown);
-//! - [`text`]: the retrieval tokenizer (Unicode words, lowercase, English stop words, Snowball);
-//! - [`index`]: the [`index::Index`] and its first ranking method, BM25;
-//! - [`embed`]: the [`embed::Embedder`] trait, the static (Model2Vec-style) MiniLM embedder, BERT
-//!   WordPiece, and exact cosine top-k search over a vector matrix;
-//! - [`eval`]: datasets, Recall@k, FCR and the evaluation harness every method reports through;
-//! - [`catrag`]: query-time graph retrieval over the knowledge graph, HippoRAG 2's static PPR
-//!   and CatRAG's anchoring, key-fact boost, pruning and edge tiering, with explanations;
-//! - [`llm`]: the user's LLM endpoint (CatRAG's LLM edge tiers, answers, tolerant parsers).
+//! The modules, bottom first:
+//! - [`error`]: the one [`Error`] enum;
+//! - [`text`]: the English pipeline (tokens, folding, POS tags, lemmas, chunks, pronouns, query
+//!   NER) and the retrieval analyzer; [`embed`]: the [`embed::Embedder`] trait, the static
+//!   embedder, MiniLM (feature `minilm`), exact vector search; [`ppr`]: Personalized PageRank;
+//! - [`corpus`]: passages and their loaders; [`format`]: the index file's sections;
+//! - [`extract`]: rule OpenIE; [`graph`]: the knowledge graph; [`llm`]: the user's LLM endpoint
+//!   (client, prompts, tolerant parsers);
+//! - [`catrag`]: HippoRAG 2's and CatRAG's graph walk (seeds, anchoring, boost, pruning, edge
+//!   tiering, bridges) with explanations; [`cage`]: CAGE's passage graphs, stored graph
+//!   embeddings, coherence and fusion;
+//! - [`index`]: the [`Index`] as data and the method table ([`index::Method`]);
+//! - [`search`]: one query's path over an index; [`site`]: a static site read into passages;
+//! - [`engine`]: the lifecycle the page, the CLI and the evaluation share;
+//! - [`eval`]: Recall@k, FCR, JSR, EM/F1; [`bench`]: benchmark figures;
+//! - [`wasm`] (wasm32 only): the JavaScript API.
 
 pub mod bench;
 pub mod cage;

@@ -9,7 +9,7 @@
 //! - **Markdown** is parsed with [`pulldown_cmark`] (CommonMark); a leading `---` front-matter
 //!   block is skipped and its `title:` used. The page title is that, else the first `# heading`,
 //!   else the file name. Markdown pages are linked as the `.html` page a site generator makes of
-//!   them (`docs/intro.md` → `/docs/intro.html`).
+//!   them (`guide/intro.md` → `/guide/intro.html`).
 //! - **Sections**: a page is split at every heading (`h1`–`h6`). A section's passage title is the
 //!   heading path, `"Page title › Heading › Subheading"` (the page title alone before the first
 //!   heading; a top heading equal to the page title is not repeated); its text is the section's

@@ -14,6 +14,18 @@ between top-level modules are reported too, and so are cycles between the files 
 (`graph/build.rs` <-> `graph/knn.rs`). Exit status 1 when there is a back edge or a cycle, 0 otherwise.
 
 `--edges` prints every edge with the files that make it (the module graph); `--json` prints it as JSON.
+
+Three more checks run with it (each also fails the exit status):
+- **the page's imports** (`www/`): the graph of static `import … from './x.js'` between the page's
+  own files; a cycle between them is reported as `www cycle: a <-> b`.
+- **citations**: a `.md` file that `src/` or `www/` cites (a path with a `/`, or an upper-case name
+  such as `README.md`) must be in the repository, and a section `docs/method/spec.md §N` must be
+  one of that file's anchors (`<a id="sN">`). Paths under `../shared/data/` name the dataset folders,
+  which are inputs, not design files, and are not checked.
+- **docs/architecture.md**: the block between its `check_layers.py: generated` markers is the
+  layer table and module graph this script prints; `--write-doc` rewrites it, and the check fails
+  when it is stale. Its module table must name every top-level module of `src/`.
+
 Standard library only.
 """
 import argparse
@@ -142,11 +154,133 @@ def cycles(graph: dict) -> list[list[str]]:
     return out
 
 
+IMPORT_RE = re.compile(r"""^\s*import\s+(?:[^'";]*?\s+from\s+)?['"](\.{1,2}/[^'"]+)['"]""", re.M)
+
+
+def www_graph(www: pathlib.Path) -> dict:
+    """The page's own files and the files each one imports statically (relative specifiers only:
+    packages, the wasm package's glue and dynamic `import()` are not edges of the page's layering)."""
+    graph = {}
+    if not www.is_dir():
+        return graph
+    for f in sorted(www.rglob("*.js")):
+        if "node_modules" in f.parts:
+            continue
+        text = re.sub(r"/\*.*?\*/", "", f.read_text(encoding="utf-8"), flags=re.S)
+        targets = set()
+        for spec in IMPORT_RE.findall(text):
+            target = (f.parent / spec).resolve()
+            if target.suffix == ".js" and target.is_file() and www.resolve() in target.parents:
+                targets.add(str(target.relative_to(www.resolve())))
+        graph[str(f.relative_to(www))] = targets
+    return graph
+
+
+def www_import_cycles(www: pathlib.Path) -> list[list[str]]:
+    """Cycles between the page's files (strongly connected components, as for the crate)."""
+    return cycles(www_graph(www))
+
+
+def www_edge_count(www: pathlib.Path) -> int:
+    return sum(len(t) for t in www_graph(www).values())
+
+
+# Where the repository's own files live: a path that starts elsewhere is a user's, not a citation.
+REPO_DIRS = ("../", "docs/", "assets/", "tools/", "tests/", "www/", "src/", "scripts/", "examples/")
+CITE_RE = re.compile(r"((?:\.\./|[A-Za-z0-9_.-]+/)*[A-Za-z0-9_-]+\.md)\b(?:\s*§\s*([0-9]+))?")
+
+
+def citation_problems(root: pathlib.Path, dirs: list[pathlib.Path]) -> list[str]:
+    """Citations of `.md` files in `dirs` that do not resolve inside the repository (see the
+    module docs), as `file:line: what`."""
+    names = {p.name for p in root.rglob("*.md") if ".git" not in p.parts and "node_modules" not in p.parts
+             and "target" not in p.parts}
+    problems = []
+    for d in dirs:
+        if not d.is_dir():
+            continue
+        for f in sorted(list(d.rglob("*.rs")) + list(d.rglob("*.js")) + list(d.rglob("*.html"))):
+            if "node_modules" in f.parts:
+                continue
+            for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+                for path, section in CITE_RE.findall(line):
+                    if path.startswith("../shared/data/"):
+                        continue
+                    base = path.rsplit("/", 1)[-1]
+                    if "/" not in path and not base[:1].isupper():
+                        continue  # a file name as data (a test's `guide.md`), not a citation
+                    if "/" in path and not path.startswith(REPO_DIRS):
+                        continue  # a path of a user's site or corpus (`guide/intro.md`), not of the repository
+                    if "/" in path:
+                        target = root / path
+                        if path.startswith("../") or not target.is_file():
+                            target = (f.parent / path).resolve()
+                        found = target.is_file() and root.resolve() in target.resolve().parents
+                    else:
+                        target = None
+                        found = base in names
+                    where = f"{f.relative_to(root)}:{n}"
+                    if not found:
+                        problems.append(f"{where}: cites {path}, which is not in the repository")
+                    elif section and target is not None:
+                        body = target.read_text(encoding="utf-8")
+                        heading = re.search(rf"^#+ (?:§\s*)?{section}[.\s]", body, re.M)
+                        if f'<a id="s{section}">' not in body and not heading:
+                            problems.append(f"{where}: cites {path} §{section}, which has no such section")
+    return problems
+
+
+DOC_BEGIN = "<!-- check_layers.py: generated (python3 tools/check_layers.py --write-doc), begin -->"
+DOC_END = "<!-- check_layers.py: generated, end -->"
+
+
+def layer_block(edges: dict) -> str:
+    """The generated part of docs/architecture.md: the layers, bottom first, and the module graph."""
+    lines = ["Layers, bottom first (`LAYERS` in tools/check_layers.py):", ""]
+    for i, layer in enumerate(LAYERS):
+        lines.append(f"{i}. " + ", ".join(f"`{m}`" for m in layer))
+    lines += ["", "The module graph (`python3 tools/check_layers.py --edges`), top first:", "", "```"]
+    for layer in reversed(LAYERS):
+        for mod in layer:
+            ts = edges.get(mod, {})
+            if ts:
+                lines.append(f"{mod:8} -> " + ", ".join(sorted(ts)))
+    lines.append("```")
+    lines.append("")
+    lines.append(f"{sum(len(t) for t in edges.values())} module edges.")
+    return "\n".join(lines)
+
+
+def check_doc(doc: pathlib.Path, block: str, modules: list[str], write: bool) -> list[str]:
+    """Check (or, with `write`, rewrite) the generated block of `doc`; check its module table."""
+    if not doc.is_file():
+        return ["missing"]
+    text = doc.read_text(encoding="utf-8")
+    if DOC_BEGIN not in text or DOC_END not in text:
+        return [f"no generated block (markers {DOC_BEGIN!r} … {DOC_END!r})"]
+    head, rest = text.split(DOC_BEGIN, 1)
+    current, tail = rest.split(DOC_END, 1)
+    problems = []
+    if current.strip("\n") != block:
+        if write:
+            text = head + DOC_BEGIN + "\n" + block + "\n" + DOC_END + tail
+            doc.write_text(text, encoding="utf-8")
+        else:
+            problems.append("the layer table or module graph is stale: run python3 tools/check_layers.py --write-doc")
+    table = set(re.findall(r"^\| `([a-z_]+)`", text, re.M))
+    for m in modules:
+        if m not in table:
+            problems.append(f"the module table has no row for `{m}`")
+    return problems
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--src", default=str(pathlib.Path(__file__).resolve().parent.parent / "src"))
     ap.add_argument("--edges", action="store_true", help="print the module graph")
     ap.add_argument("--json", action="store_true", help="print the module graph and findings as JSON")
+    ap.add_argument("--write-doc", action="store_true",
+                    help="rewrite the generated block of docs/architecture.md instead of checking it")
     a = ap.parse_args()
     src = pathlib.Path(a.src)
     files = sorted(src.rglob("*.rs"))
@@ -191,6 +325,11 @@ def main() -> int:
     module_cycles = cycles({m: set(t) for m, t in edges.items()})
     inner_cycles = cycles(file_edges(src, files))
 
+    root = src.parent
+    www_cycles = www_import_cycles(root / "www")
+    bad_citations = citation_problems(root, [src, root / "www"])
+    doc_problems = check_doc(root / "docs" / "architecture.md", layer_block(edges), sorted(RANK), a.write_doc)
+
     if a.json:
         print(json.dumps({
             "edges": {m: {t: sorted(w) for t, w in ts.items()} for m, ts in sorted(edges.items())},
@@ -198,6 +337,9 @@ def main() -> int:
             "module_cycles": module_cycles,
             "file_cycles": inner_cycles,
             "unknown_modules": sorted(unknown),
+            "www_cycles": www_cycles,
+            "citations": bad_citations,
+            "architecture_doc": doc_problems,
         }, indent=1))
     else:
         if a.edges:
@@ -214,9 +356,22 @@ def main() -> int:
             print("file cycle: " + " <-> ".join(c))
         for u in sorted(unknown):
             print(f"module without a layer: {u} (add it to LAYERS in tools/check_layers.py)")
+        for c in www_cycles:
+            print("www cycle: " + " <-> ".join(c))
+        for c in bad_citations:
+            print(f"citation: {c}")
+        for d in doc_problems:
+            print(f"docs/architecture.md: {d}")
         if not (back or module_cycles or inner_cycles or unknown):
             print(f"layers ok: {sum(len(t) for t in edges.values())} module edges, all downward, no cycle")
-    return 1 if (back or module_cycles or inner_cycles or unknown) else 0
+        if not www_cycles:
+            print(f"www ok: {www_edge_count(root / 'www')} import edges between the page's files, no cycle")
+        if not bad_citations:
+            print("citations ok: every design file src/ and www/ cite is in the repository")
+        if not doc_problems:
+            print("docs/architecture.md ok: its layer table and module graph are this script's")
+    failed = back or module_cycles or inner_cycles or unknown or www_cycles or bad_citations or doc_problems
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -1,13 +1,18 @@
 //! CAGE: coherence-aware reranking (Qi et al., 2026, "CAGE: Coherence-Aware Graph Encoding for
 //! Retrieval-Augmented Generation", arXiv 2609.04647; METHOD.md §4).
 //!
-//! Given a query and the top-N candidates of a first stage (dense or CatRAG), each candidate
-//! becomes a typed passage graph ([`graph::PassageGraph`], with min-out-degree reweighting), a
-//! one-layer R-GCN ([`GraphEncoder`]; the int8 ONNX model in `assets/cage/` run by tract with the
-//! cargo feature `cage`, [`tract`]) embeds every graph to `Z ∈ R^128`, and
+//! Each passage becomes a typed passage graph ([`graph::PassageGraph`], with min-out-degree
+//! reweighting) that a one-layer R-GCN ([`GraphEncoder`]; the int8 ONNX model in `assets/cage/`,
+//! run by tract with the cargo feature `cage`, [`tract`]) embeds to `Z ∈ R^128`. `Z` depends on the
+//! passage alone, so it is computed once, at indexing, and stored with the index
+//! ([`store::GraphEmbeddings`], keyed by the encoder's [`EncoderKey`]); a query runs no model.
+//! Given a query and the top N ([`CageConfig::candidates`], 20) of a first stage (the method
+//! table's `dense`, `bm25` or `catrag`), the search compares the candidates' stored `Z`:
 //!
-//! - coherence: `coh(p) = mean_{q ≠ p} cos(Z_p, Z_q)` ([`coherence`]);
-//! - fusion: `score(p) = α·cos(query, p) + (1 − α)·minmax(coh)(p)` ([`fuse`]).
+//! - coherence: `coh(p) = mean_{q ≠ p} cos(Z_p, Z_q)` ([`coherence`]; with
+//!   [`CageConfig::anchors`] = m > 0, the mean over the first stage's top m instead);
+//! - fusion: `score(p) = α·minmax(relevance)(p) + (1 − α)·minmax(coh)(p)` ([`fuse`]), α = 0.9,
+//!   relevance the first stage's own score by default ([`CageRelevance`]).
 //!
 //! Known limit (CAGE §6): graphs that differ only by one substituted entity embed alike, so a
 //! contradiction of that kind is not caught.
