@@ -2,7 +2,8 @@
 // only sends it messages and draws what comes back. This file wires the modules of ui/, one
 // concern each (docs/method/ux.md, "The page's modules"):
 //   dom, state, format   the page's elements, its state, number formatting
-//   engine               the worker: start, restart, indexing requests, its messages
+//   channel              the worker channel: posting, requests, handlers registered per message type
+//   engine               the worker's lifecycle: start, restart, indexing requests, hello/ready/error
 //   methods              the method selector and each method's needs, from the engine's methods()
 //   progress, notices    the progress bar and busy state; the error banner and notice line
 //   status               render(): the corpus status and the controls that follow the engine
@@ -21,6 +22,8 @@ import { hideError } from './ui/notices.js';
 import { initCorpus } from './ui/corpus.js';
 import { cancelEmbedderLoad, initSearch, loadExamples } from './ui/search.js';
 import { initLlm } from './ui/llm.js';
+import { initResults } from './ui/results.js';
+import { initCage } from './ui/cage.js';
 import { initStorage } from './ui/storage.js';
 import { initShare, startFromLocation } from './ui/share.js';
 
@@ -30,6 +33,8 @@ el.cancel.addEventListener('click', () => {
   else if (state.embedderLoad) cancelEmbedderLoad();
   else restartKeepingCorpus('Indexing was cancelled');
 });
+initResults();
+initCage();
 initCorpus();
 initSearch();
 startFromLocation();

@@ -1,8 +1,8 @@
 // CAGE's scores on a hit and the SVG drawing of a passage graph (a small spring layout).
+import { lazyDetails, onWorkerMessage } from './channel.js';
 import { svg } from './dom.js';
 import { shorten } from './format.js';
 import { methodInfo } from './methods.js';
-import { lazyDetails } from './results.js';
 import { state } from './state.js';
 
 // CAGE (METHOD.md §4) reranks a first stage's top N (methods(): `candidates`) by the coherence
@@ -126,6 +126,11 @@ export function cageLayout(count, edges, size) {
 }
 
 /** Draw a 'cage-graph' reply in its box: the SVG, the relations' legend, and notes. */
+/** Draw the CAGE passage graphs the worker sends. */
+export function initCage() {
+  onWorkerMessage('cage-graph', showCageGraph);
+}
+
 export function showCageGraph({ id, graph }) {
   const box = state.passageGraphs.get(id);
   state.passageGraphs.delete(id);

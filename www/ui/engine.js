@@ -1,15 +1,32 @@
 // The engine's Web Worker (www/worker.js): starting and restarting it, indexing requests, and
-// the dispatch of every message it sends.
-import { showCageGraph } from './cage.js';
+// the engine's lifecycle messages (hello, progress, ready, error). Every other message goes to
+// the handlers feature modules register with the channel (channel.js); what follows a corpus
+// change or an embedder load is theirs too (onCorpusChanged, onEmbedderReady, onEngineReset), so
+// this module imports no feature module.
+import { dispatchWorkerMessage, postToWorker, settleWorkerRequest } from './channel.js';
 import { el } from './dom.js';
-import { handleLlmMessage, llmSendConfig, renderLlmTiers } from './llm.js';
 import { defaultMethod, setMethods, takeMethodsInfo } from './methods.js';
 import { hideNotice, showError, showNotice } from './notices.js';
 import { setBusy, showProgress } from './progress.js';
-import { renderResults, showPassageGraph } from './results.js';
-import { clearResults, embedderReady, runSearch } from './search.js';
 import { state } from './state.js';
 import { render } from './status.js';
+
+const hooks = { corpusChanged: [], embedderReady: [], engineReset: [] };
+
+/** Call `fn(msg)` after an indexing request changed the corpus (its 'ready' message). */
+export function onCorpusChanged(fn) {
+  hooks.corpusChanged.push(fn);
+}
+
+/** Call `fn(msg)` with the 'ready' reply of a 'load-embedder' request. */
+export function onEmbedderReady(fn) {
+  hooks.embedderReady.push(fn);
+}
+
+/** Call `fn()` when the worker is stopped and a new one started (the results are stale). */
+export function onEngineReset(fn) {
+  hooks.engineReset.push(fn);
+}
 
 
 export function startWorker({ loadDemo }) {
@@ -50,12 +67,12 @@ export function restartKeepingCorpus(what) {
   }
   state.worker.terminate();
   setBusy(false);
-  clearResults();
+  for (const fn of hooks.engineReset) fn();
   startWorker({ loadDemo: false });
   state.history = replay;
   state.restoring = replay.length;
   setBusy(true, 'Restoring your corpus…');
-  for (const m of replay) state.worker.postMessage(m);
+  for (const m of replay) postToWorker(m);
   showNotice(`${what}. Your corpus is indexed again (BM25); dense and graph methods rebuild what they need when you choose them.`);
 }
 
@@ -64,7 +81,7 @@ export function restartEmpty(noticeText) {
   state.history = [];
   state.worker.terminate();
   setBusy(false);
-  clearResults();
+  for (const fn of hooks.engineReset) fn();
   startWorker({ loadDemo: false });
   el.noticeText.textContent = noticeText;
   el.notice.hidden = false;
@@ -75,17 +92,19 @@ export function requestIndex(message) {
   hideNotice();
   state.pendingIndex = message;
   setBusy(true, message.type === 'load-demo' ? 'Loading the demo corpus…' : 'Reading…');
-  state.worker.postMessage(message);
+  postToWorker(message);
 }
 
+/** A message of the worker: the lifecycle's own handling here, then the registered handlers. */
 export function onMessage(msg) {
-  if (typeof msg.type === 'string' && msg.type.startsWith('llm-')) {
-    handleLlmMessage(msg);
-    return;
-  }
+  if (handleLifecycle(msg)) render();
+  dispatchWorkerMessage(msg);
+}
+
+/** The lifecycle messages; true when the page's status must be rendered again. */
+function handleLifecycle(msg) {
   switch (msg.type) {
     case 'hello':
-      llmSendConfig(); // a new worker has no endpoint: give it the one in use
       state.started = true;
       state.stats = msg.stats;
       setMethods(msg.methods);
@@ -93,23 +112,23 @@ export function onMessage(msg) {
       // a new worker has no embeddings: back to the default method until one is chosen again
       if (!state.available.includes(el.method.value)) el.method.value = defaultMethod();
       el.version.textContent = msg.version ? `v${msg.version}` : '';
-      break;
+      return true;
     case 'progress':
       state.progressPhase = msg.phase;
       showProgress(msg);
-      return;
+      return false;
     case 'ready': {
       takeMethodsInfo(msg);
       if (msg.request === 'load-embedder') {
-        embedderReady(msg);
-        break;
+        for (const fn of hooks.embedderReady) fn(msg);
+        return true;
       }
       if (state.restoring > 0) {
         state.restoring -= 1;
         if (state.restoring > 0) {
           if (msg.stats) state.stats = msg.stats;
           if (msg.changed) state.sources = msg.replace ? msg.labels || [] : state.sources.concat(msg.labels || []);
-          break;
+          return true;
         }
       } else if (msg.changed && state.pendingIndex) {
         state.history = msg.replace ? [state.pendingIndex] : state.history.concat([state.pendingIndex]);
@@ -121,69 +140,28 @@ export function onMessage(msg) {
         state.lastTiming = msg.timing;
         const labels = msg.labels || [];
         state.sources = msg.replace ? labels : state.sources.concat(labels);
-        // show the last query's results over the new corpus
-        if (state.lastSearch) runSearch(state.lastSearch.query, state.lastSearch.question);
-        else clearResults();
+        for (const fn of hooks.corpusChanged) fn(msg);
       }
-      break;
+      return true;
     }
-    case 'results':
-      if (msg.id === state.searchId) {
-        renderResults(msg);
-        renderLlmTiers(msg);
-      }
-      return;
-    case 'passage-graph':
-      showPassageGraph(msg);
-      return;
-    case 'cage-graph':
-      showCageGraph(msg);
-      return;
     case 'index-file':
     case 'corpus-jsonl':
       settleWorkerRequest(msg.id, msg, null);
-      return;
+      return false;
     case 'error':
-      if (settleWorkerRequest(msg.id, null, msg)) return;
-      if (msg.during === 'search' && msg.id !== state.searchId) return;
+      if (settleWorkerRequest(msg.id, null, msg)) return false;
+      if (msg.during === 'search' && msg.id !== state.searchId) return false;
       if (msg.during === 'passage-graph' || msg.during === 'cage-graph') {
         const box = state.passageGraphs.get(msg.id);
         state.passageGraphs.delete(msg.id);
         if (box) box.textContent = msg.message;
-        return;
+        return false;
       }
-      if (msg.during === 'search') {
-        el.resultsMeta.textContent = '';
-        renderLlmTiers(null);
-      }
+      if (msg.during === 'search') el.resultsMeta.textContent = '';
       showError(msg.message);
       if (msg.fatal) restartEmpty('The search engine was restarted after an internal error and is empty.');
-      return;
+      return false;
     default:
-      return;
+      return false;
   }
-  render();
-}
-
-export const workerRequests = new Map(); // id → {resolve, reject}
-export let workerRequestId = 0;
-
-/** Send `message` with a fresh id; resolves with the reply of the same id ('error' rejects). */
-export function workerRequest(message) {
-  workerRequestId += 1;
-  const id = `file-${workerRequestId}`;
-  return new Promise((resolve, reject) => {
-    workerRequests.set(id, { resolve, reject });
-    state.worker.postMessage({ ...message, id });
-  });
-}
-
-/** Settle the request `id`, if it is one of `workerRequest`'s. */
-export function settleWorkerRequest(id, reply, error) {
-  const pending = workerRequests.get(id);
-  if (!pending) return false;
-  workerRequests.delete(id);
-  if (error) pending.reject(new Error(error.message));
-  else pending.resolve(reply);
-  return true;
 }

@@ -1,6 +1,7 @@
 // The LLM endpoint panel: settings, connection test, the request badge, the tiers line under a
 // CatRAG result, the answer from the top passages, and two more uses of the endpoint (both off by
 // default): LLM NER for CatRAG's anchoring and LLM OpenIE for the knowledge graph.
+import { onWorkerMessage, onWorkerMessagePrefix, postToWorker } from './channel.js';
 import { $, el } from './dom.js';
 import { methodInfo } from './methods.js';
 import { loadEmbedder } from './search.js';
@@ -54,14 +55,14 @@ export function llmCorsFix() {
 
 export function llmSendConfig() {
   if (state.worker) {
-    state.worker.postMessage({ type: 'llm-config', config: llm.config });
+    postToWorker({ type: 'llm-config', config: llm.config });
     llmSendUses();
   }
 }
 
 /** What else the endpoint is used for: LLM NER (anchoring) and LLM OpenIE (graph build). */
 export function llmSendUses() {
-  if (state.worker) state.worker.postMessage({ type: 'llm-uses', ner: llmEl.ner.checked, openie: llmEl.openie.checked });
+  if (state.worker) postToWorker({ type: 'llm-uses', ner: llmEl.ner.checked, openie: llmEl.openie.checked });
 }
 
 export function llmApply() {
@@ -270,14 +271,22 @@ export function llmStartFromStorage() {
 
 /** Wire the panel's controls and take the settings remembered on this device, if any. */
 export function initLlm() {
+  onWorkerMessagePrefix('llm-', handleLlmMessage);
+  onWorkerMessage('hello', () => llmSendConfig()); // a new worker has no endpoint: give it the one in use
+  onWorkerMessage('results', (msg) => {
+    if (msg.id === state.searchId) renderLlmTiers(msg);
+  });
+  onWorkerMessage('error', (msg) => {
+    if (msg.during === 'search' && msg.id === state.searchId) renderLlmTiers(null);
+  });
   llmEl.use.addEventListener('click', llmApply);
   llmEl.off.addEventListener('click', llmTurnOff);
   llmEl.test.addEventListener('click', () => {
     llmEl.test.disabled = true;
     llmSetResult(`Testing ${llm.host}…`, false);
-    state.worker.postMessage({ type: 'llm-test' });
+    postToWorker({ type: 'llm-test' });
   });
-  llmEl.cancel.addEventListener('click', () => state.worker.postMessage({ type: 'llm-cancel' }));
+  llmEl.cancel.addEventListener('click', () => postToWorker({ type: 'llm-cancel' }));
   llmEl.ner.addEventListener('change', llmSendUses);
   llmEl.openie.addEventListener('change', () => {
     llmSendUses();
@@ -310,7 +319,7 @@ export function initLlm() {
     llmEl.answerText.hidden = false;
     llmEl.answerText.classList.remove('bad');
     llmEl.answerText.textContent = `Asking ${llm.model} at ${llm.host}…`;
-    state.worker.postMessage({ type: 'llm-answer', id: llm.answerId, query: llm.query, passages: llm.hits });
+    postToWorker({ type: 'llm-answer', id: llm.answerId, query: llm.query, passages: llm.hits });
   });
   llmStartFromStorage();
   llmRenderState();

@@ -1,11 +1,20 @@
 // The result list: hits with highlights and score bars, the gold-passage count, and the lazily
 // fetched "Triples and entities" of a passage.
 import { cageGraphElement, cageScoresElement } from './cage.js';
+import { lazyDetails, onWorkerMessage } from './channel.js';
 import { el } from './dom.js';
 import { ms } from './format.js';
 import { explainElement } from './graph.js';
 import { defaultMethod, isCageMethod, methodInfo } from './methods.js';
 import { state } from './state.js';
+
+/** Draw the results and passage graphs the worker sends. */
+export function initResults() {
+  onWorkerMessage('results', (msg) => {
+    if (msg.id === state.searchId) renderResults(msg);
+  });
+  onWorkerMessage('passage-graph', showPassageGraph);
+}
 
 export function renderResults({ id: searchId, hits, ms: took, method = defaultMethod(), explanation, cage, weak }) {
   const question = state.lastSearch && state.lastSearch.question;
@@ -159,30 +168,6 @@ export function appendHighlighted(parent, text, ranges) {
 /** A "Triples" disclosure for passage `id`: its facts and entities, fetched when opened. */
 export function triplesElement(id) {
   return lazyDetails('hit-triples', 'Triples and entities', 'triples-box', 'passage-graph', id);
-}
-
-/**
- * A <details> of class `className` titled `summary` whose box (class `boxClass`) is filled when
- * first opened: it asks the worker `{type: requestType, id, passage}` and registers the box under
- * that id in `state.passageGraphs` for the reply.
- */
-export function lazyDetails(className, summary, boxClass, requestType, passage) {
-  const d = document.createElement('details');
-  d.className = className;
-  const s = document.createElement('summary');
-  s.textContent = summary;
-  const box = document.createElement('div');
-  box.className = boxClass;
-  box.textContent = 'Loading…';
-  d.append(s, box);
-  d.addEventListener('toggle', () => {
-    if (!d.open || d.dataset.loaded) return;
-    d.dataset.loaded = '1';
-    state.passageGraphId += 1;
-    state.passageGraphs.set(state.passageGraphId, box);
-    state.worker.postMessage({ type: requestType, id: state.passageGraphId, passage });
-  });
-  return d;
 }
 
 export function showPassageGraph({ id, graph }) {

@@ -1,7 +1,8 @@
 // Running a search: loading what the chosen method needs first, search as you type, the
 // example questions.
+import { postToWorker } from './channel.js';
 import { el } from './dom.js';
-import { restartKeepingCorpus } from './engine.js';
+import { onCorpusChanged, onEmbedderReady, onEngineReset, restartKeepingCorpus } from './engine.js';
 import { fmt } from './format.js';
 import { EMBEDDER_NAMES, NOT_IN_BUILD, defaultMethod, embedderFor, methodInfo } from './methods.js';
 import { hideError, hideNotice, showError, showNotice } from './notices.js';
@@ -23,7 +24,7 @@ export function loadEmbedder(embedder, pending) {
   state.embedderLoadId += 1;
   state.embedderLoad = { id: state.embedderLoadId, embedder, pending };
   setBusy(true, embedder === 'minilm' ? 'Loading MiniLM…' : embedder === 'cage' ? 'Loading CAGE…' : 'Downloading the embeddings…');
-  state.worker.postMessage({ type: 'load-embedder', id: state.embedderLoadId, embedder, method: el.method.value });
+  postToWorker({ type: 'load-embedder', id: state.embedderLoadId, embedder, method: el.method.value });
 }
 
 export function embedderReady(msg) {
@@ -64,13 +65,13 @@ export function cancelledText(embedder) {
 export function cancelEmbedderLoad() {
   const load = state.embedderLoad;
   if (load && load.embedder === 'minilm') {
-    state.worker.postMessage({ type: 'cancel-embedder' });
+    postToWorker({ type: 'cancel-embedder' });
     el.progressLabel.textContent = 'Stopping after the current batch…';
     return;
   }
   if (state.progressPhase === 'llm-openie') {
     // LLM OpenIE: stop asking; the passages not yet asked keep their rule-based triples
-    state.worker.postMessage({ type: 'llm-cancel' });
+    postToWorker({ type: 'llm-cancel' });
     el.progressLabel.textContent = 'Stopping the LLM calls; building the graph with rule-based triples for the rest…';
     return;
   }
@@ -80,7 +81,7 @@ export function cancelEmbedderLoad() {
     return;
   }
   state.embedderLoad = null;
-  state.worker.postMessage({ type: 'cancel-embedder' });
+  postToWorker({ type: 'cancel-embedder' });
   setBusy(false);
   el.method.value = defaultMethod();
   if (load && load.pending) el.resultsMeta.textContent = '';
@@ -121,7 +122,7 @@ export function runSearch(query, question = null, { prefix = false } = {}) {
   state.lastSearch = { query, question: q };
   state.searchId += 1;
   el.resultsMeta.textContent = 'Searching…';
-  state.worker.postMessage({
+  postToWorker({
     type: 'search',
     id: state.searchId,
     query,
@@ -178,6 +179,13 @@ let typingTimer = 0;
 
 /** Wire the search form, the result count, the method selector and search as you type. */
 export function initSearch() {
+  onEmbedderReady(embedderReady);
+  // show the last query's results over the new corpus
+  onCorpusChanged(() => {
+    if (state.lastSearch) runSearch(state.lastSearch.query, state.lastSearch.question);
+    else clearResults();
+  });
+  onEngineReset(clearResults);
   el.form.addEventListener('submit', (event) => {
     event.preventDefault();
     clearTimeout(typingTimer);

@@ -1,7 +1,8 @@
 // Share links (`#corpus=`: the corpus itself, compressed, in the URL fragment) and the start
 // from the page's URL (`?index=URL`, `#corpus=…` or the demo corpus).
 import { el } from './dom.js';
-import { requestIndex, startWorker, workerRequest } from './engine.js';
+import { workerRequest } from './channel.js';
+import { requestIndex, startWorker } from './engine.js';
 import { fmt } from './format.js';
 import { hideError, showError, showNotice } from './notices.js';
 

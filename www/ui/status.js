@@ -4,7 +4,13 @@ import { bytes, fmt, ms } from './format.js';
 import { renderGraphInfo } from './graph.js';
 import { renderMethods } from './methods.js';
 import { state } from './state.js';
-import { renderSavedControls } from './storage.js';
+
+const renderHooks = [];
+
+/** Call `fn()` on every render(), after the corpus status (the saved-index controls register here). */
+export function onRender(fn) {
+  renderHooks.push(fn);
+}
 
 export function render() {
   const { stats, busy, started } = state;
@@ -43,7 +49,7 @@ export function render() {
     }
   }
   renderGraphInfo();
-  renderSavedControls();
+  for (const fn of renderHooks) fn();
   // the example questions are HotpotQA's: offer them while the demo corpus is loaded
   el.examples.hidden = state.questions.length === 0 || !state.sources.includes('HotpotQA demo');
   el.sources.hidden = state.sources.length === 0 || !stats || stats.passages === 0;

@@ -2,10 +2,12 @@
 // one record {key, name, date, size, passages, bytes} per index), export it as a .cairn file,
 // import one, list, open and delete saved ones.
 import { el } from './dom.js';
-import { requestIndex, workerRequest } from './engine.js';
+import { workerRequest } from './channel.js';
+import { requestIndex } from './engine.js';
 import { bytes, fmt } from './format.js';
 import { hideError, showError, showNotice } from './notices.js';
 import { state } from './state.js';
+import { onRender } from './status.js';
 
 export const DB_NAME = 'cairn';
 export const DB_STORE = 'indexes';
@@ -127,6 +129,7 @@ export async function importFile(file) {
 
 /** Wire the save, export and import controls and list the saved indexes. */
 export function initStorage() {
+  onRender(renderSavedControls);
   el.saveIndex.addEventListener('click', saveInBrowser);
   el.exportIndex.addEventListener('click', exportFile);
   el.importIndex.addEventListener('change', () => {
