@@ -514,3 +514,57 @@ fn index_site_warns_about_odd_pages_and_refuses_a_site_without_text() {
     );
     std::fs::remove_dir_all(&tmp).unwrap();
 }
+
+/// `cairn methods --json` is the method table as `methods()` gives it, and every subcommand's
+/// `--method` help and parser follow the same table.
+#[test]
+fn methods_lists_the_table_and_the_method_flag_follows_it() {
+    let (code, out, err) = cairn(&["methods", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let infos: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+    let names: Vec<&str> = infos.iter().map(|i| i["name"].as_str().unwrap()).collect();
+    assert_eq!(&names[..9], ["bm25", "dense", "dense-minilm", "hybrid", "hipporag", "catrag", "cage", "bm25+cage", "catrag+cage"]);
+    assert_eq!(names.len(), cairn::index::Method::COUNT);
+    let catrag_cage = &infos[8];
+    assert_eq!(catrag_cage["needs"], serde_json::json!({"graph": true, "embedder": "static", "cage": true, "llm": true}));
+    assert_eq!(catrag_cage["first_stage"], "catrag");
+    assert_eq!(infos[0]["first_stage"], serde_json::Value::Null);
+    for sub in ["eval", "query", "bench", "index"] {
+        let (code, help, err) = cairn(&[sub, "--help"]);
+        assert_eq!(code, 0, "{err}");
+        let flat = help.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains(&names.join(", ")), "{sub} --help lists every method: {help}");
+    }
+    let (code, text, _) = cairn(&["methods"]);
+    assert_eq!(code, 0);
+    for n in &names {
+        assert!(text.lines().any(|l| l.starts_with(&format!("{n} "))), "{n} in {text}");
+    }
+    // the parser: any case; an unknown name is one line listing the names
+    let (code, out, _) = cairn(&["query", "--data", "tests/fixtures/tiny", "--k", "2", "--method", "BM25", "omega"]);
+    assert_eq!(code, 0);
+    assert!(out.contains("[p4]"), "{out}");
+    one_line_error(&["query", "--data", "tests/fixtures/tiny", "--method", "pagerank", "x"], &names.join(", "));
+}
+
+/// A method is its table row: the test row `test-bm25` (feature `test-method`) is listed by
+/// `cairn methods`, offered by `--method`'s help and parser, and ranks as BM25, with no CLI code
+/// that names it. Run with `cargo test --features test-method --test cli methods`.
+#[cfg(feature = "test-method")]
+#[test]
+fn methods_a_test_row_alone_reaches_the_cli() {
+    let (_, out, _) = cairn(&["methods", "--json"]);
+    let infos: Vec<serde_json::Value> = serde_json::from_str(&out).unwrap();
+    let row = infos.iter().find(|i| i["name"] == "test-bm25").expect("the test row");
+    assert_eq!(row["family"], "lexical");
+    let (_, help, _) = cairn(&["query", "--help"]);
+    assert!(help.contains("test-bm25"), "{help}");
+    let ranked = |method: &str| {
+        let (code, out, err) = cairn(&["query", "--data", "tests/fixtures/tiny", "--k", "3", "--method", method, "omega"]);
+        assert_eq!(code, 0, "{err}");
+        out.lines().filter(|l| l.trim_start().starts_with(char::is_numeric)).map(str::to_string).collect::<Vec<_>>()
+    };
+    let bm25 = ranked("bm25");
+    assert_eq!(bm25.len(), 3);
+    assert_eq!(ranked("test-bm25"), bm25);
+}

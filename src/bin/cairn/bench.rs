@@ -19,9 +19,7 @@ pub(crate) struct BenchArgs {
     /// Queries to time: the dataset's questions, or passage titles when it has none.
     #[arg(long, default_value_t = 200)]
     pub(crate) queries: usize,
-    /// Retrieval method; for dense methods, indexing includes embedding every passage, for
-    /// graph methods building the knowledge graph.
-    #[arg(long, default_value = "bm25")]
+    #[arg(long, default_value = "bm25", help = method_help("Retrieval method; for dense methods, indexing includes embedding every passage, for graph methods building the knowledge graph"))]
     pub(crate) method: String,
     #[command(flatten)]
     pub(crate) bm25: Bm25Args,

@@ -23,9 +23,7 @@ pub(crate) struct EvalArgs {
     /// corpus: one index over the whole corpus; pool: one index per question over its pool.
     #[arg(long, default_value = "corpus")]
     pub(crate) setting: String,
-    /// Retrieval method: bm25, dense, dense-minilm, hybrid, hipporag, catrag, cage,
-    /// bm25+cage or catrag+cage.
-    #[arg(long, default_value = "bm25")]
+    #[arg(long, default_value = "bm25", help = method_help("Retrieval method"))]
     pub(crate) method: String,
     /// CAGE methods: evaluate every α of a grid (`alpha=0:1:0.1`) and print one line each.
     #[arg(long)]

@@ -45,8 +45,7 @@ pub(crate) struct IndexArgs {
     /// catrag+cage; needs a build with `--features cage`; 133 bytes per passage).
     #[arg(long)]
     pub(crate) cage: bool,
-    /// The widget's default method (the div's data-method attribute overrides it).
-    #[arg(long, default_value = "bm25")]
+    #[arg(long, default_value = "bm25", help = method_help("The widget's default method (the div's data-method attribute overrides it)"))]
     pub(crate) method: String,
     /// The URL path the site is served under (prefix of every result link).
     #[arg(long, default_value = "/")]

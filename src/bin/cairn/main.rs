@@ -1,5 +1,5 @@
-//! `cairn`: the native command-line interface — `eval`, `bench`, `query`, `graph` and `index`,
-//! one module per subcommand; `options` holds the flag groups they share.
+//! `cairn`: the native command-line interface — `eval`, `bench`, `query`, `graph`, `index` and
+//! `methods`, one module per subcommand; `options` holds the flag groups they share.
 //!
 //! Every error is one line on stderr starting with `error:` and exits with status 2.
 
@@ -22,6 +22,8 @@ mod graph;
 #[cfg(not(target_arch = "wasm32"))]
 mod index;
 #[cfg(not(target_arch = "wasm32"))]
+mod methods;
+#[cfg(not(target_arch = "wasm32"))]
 mod options;
 #[cfg(not(target_arch = "wasm32"))]
 mod query;
@@ -36,6 +38,7 @@ mod cli {
     use crate::eval::{eval, EvalArgs};
     use crate::graph::{graph, GraphArgs};
     use crate::index::{index_site, IndexArgs};
+    use crate::methods::{methods, MethodsArgs};
     use crate::query::{query, QueryArgs};
 
     /// Multi-hop retrieval for RAG, natively: evaluate methods, benchmark indexing, query a corpus.
@@ -60,6 +63,9 @@ mod cli {
         /// Index a static site (HTML and Markdown pages) or a JSONL corpus and write the index
         /// file with the wasm package, a JS loader and a drop-in search widget.
         Index(IndexArgs),
+        /// List the retrieval methods of this build: name, label, family, what each needs and
+        /// how it ranks (`--json`: as the JS API's `methods()`).
+        Methods(MethodsArgs),
     }
 
     pub fn main() -> i32 {
@@ -70,6 +76,7 @@ mod cli {
             Command::Query(a) => query(a),
             Command::Graph(a) => graph(a),
             Command::Index(a) => index_site(a),
+            Command::Methods(a) => methods(a),
         };
         match result {
             Ok(()) => 0,

@@ -15,6 +15,13 @@ use serde_json::json;
 
 use crate::common::*;
 
+/// The `--method` help: every name of the method table. The value is parsed by
+/// `Method::from_str` in each subcommand (any case; an unknown name is a one-line error that
+/// lists the names).
+pub(crate) fn method_help(what: &str) -> String {
+    format!("{what}: {} (`cairn methods` describes each)", Method::help_list())
+}
+
 #[derive(Args)]
 pub(crate) struct Bm25Args {
     /// BM25 term-frequency saturation.

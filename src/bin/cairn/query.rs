@@ -15,8 +15,7 @@ pub(crate) struct QueryArgs {
     /// A dataset folder (its corpus.jsonl) or a .jsonl file of passages.
     #[arg(long)]
     pub(crate) data: PathBuf,
-    /// Retrieval method: bm25, dense, dense-minilm, hybrid, hipporag or catrag.
-    #[arg(long, default_value = "bm25")]
+    #[arg(long, default_value = "bm25", help = method_help("Retrieval method"))]
     pub(crate) method: String,
     /// Passages to print.
     #[arg(long, default_value_t = 5)]
