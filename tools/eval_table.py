@@ -2,7 +2,7 @@
 """One table of Recall@2, Recall@5 and FCR@5 per dataset, setting and method, from `cairn eval`.
 
     python3 tools/eval_table.py [--cairn target/release/cairn] [--data ../shared/data]
-                                [--methods bm25,dense,hybrid,dense-minilm,hipporag,catrag]
+                                [--methods bm25,dense,dense-minilm,hybrid,hipporag,catrag]
                                 [--settings corpus] [--datasets hotpotqa,...,musique-scale]
                                 [--json out.json] [--reuse out.json] [--vector-cache DIR]
                                 [--catrag-config JSON] [--diagnostics] [--by-type hotpotqa]
@@ -26,6 +26,10 @@ passage vectors attached (its passage prior from them; `cairn eval --graph-minil
 `--vector-cache DIR` keeps MiniLM's passage vectors between runs. `--reuse FILE` takes the rows of an earlier
 `--json FILE` run for the (dataset, setting, label) combinations it has instead of running them
 again (dense-minilm at scale costs minutes per folder).
+The methods, their families and needs come from the method table (`cairn methods --json`): the
+default list is every method outside the CAGE family, the flat methods of the margins are those of
+the lexical, dense and hybrid families, the graph methods those of the graph family; a method that
+needs MiniLM's vectors gets `--model`, a CAGE method `--cage-args`.
 Standard library only.
 """
 import argparse
@@ -42,7 +46,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cairn", default=str(ROOT / "target" / "release" / "cairn"))
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data"))
-    ap.add_argument("--methods", default="bm25,dense,hybrid,dense-minilm,hipporag,catrag")
+    ap.add_argument("--methods", help="comma-separated (default: every method outside the CAGE family, "
+                    "from `cairn methods --json`)")
     ap.add_argument("--settings", default="corpus")
     ap.add_argument("--datasets", default="hotpotqa,2wikimultihopqa,musique,"
                     "hotpotqa-scale,2wikimultihopqa-scale,musique-scale")
@@ -57,6 +62,17 @@ def main() -> int:
     ap.add_argument("--by-type", help="datasets (comma-separated) whose question types get rows of their own, "
                     "e.g. hotpotqa (bridge / comparison)")
     a = ap.parse_args()
+    listed = subprocess.run([a.cairn, "methods", "--json"], capture_output=True, text=True)
+    if listed.returncode != 0:
+        print(f"eval_table: {a.cairn} methods --json failed: {listed.stderr.strip()}", file=sys.stderr)
+        return 1
+    table = {m["name"]: m for m in json.loads(listed.stdout)}
+    if not a.methods:
+        a.methods = ",".join(n for n, m in table.items() if m["family"] != "cage")
+    for spec in a.methods.split(","):
+        if spec.partition(":")[0] not in table:
+            print(f"eval_table: unknown method {spec!r} (cairn methods: {', '.join(table)})", file=sys.stderr)
+            return 1
 
     rows = []
     reuse = {}
@@ -74,13 +90,14 @@ def main() -> int:
                 cmd = [a.cairn, "eval", "--data", str(pathlib.Path(a.data) / ds), "--setting", setting,
                        "--method", method, "--json"]
                 cmd += [f"--{f}" for f in flags.split("+") if f]
-                if method == "dense-minilm" or "graph-minilm" in flags.split("+"):
+                needs = table[method]["needs"]
+                if needs["embedder"] == "minilm" or "graph-minilm" in flags.split("+"):
                     cmd += ["--model", a.model]
                     if a.vector_cache:
                         cmd += ["--vector-cache", a.vector_cache]
-                if method.endswith("cage") and a.cage_args:
+                if needs["cage"] and a.cage_args:
                     cmd += a.cage_args.split()
-                if method in ("hipporag", "catrag") and a.catrag_config:
+                if needs["graph"] and not needs["cage"] and a.catrag_config:
                     cmd += ["--catrag-config", a.catrag_config]
                 t0 = time.time()
                 out = subprocess.run(cmd, capture_output=True, text=True)
@@ -110,7 +127,8 @@ def main() -> int:
                 print(f"| {r['dataset']} ({t}) | {r['setting']} | {r.get('label', r['method'])} | {sc['questions']} | "
                       f"{sc['recall@2']:.3f} | {sc['recall@5']:.3f} | {sc['fcr@5']:.3f} | |"
                       + (" | |" if a.diagnostics else ""))
-    flat = ("bm25", "dense", "hybrid", "dense-minilm")
+    flat = [n for n, m in table.items() if m["family"] in ("lexical", "dense", "hybrid")]
+    graph = [n for n, m in table.items() if m["family"] == "graph"]
     print()
     for ds in a.datasets.split(","):
         for setting in a.settings.split(","):
@@ -121,7 +139,7 @@ def main() -> int:
             r5 = max(r["recall@5"] for r in best)
             f5 = max(r["fcr@5"] for r in best)
             margins = [f"{r.get('label', r['method'])} R@5 {100 * (r['recall@5'] - r5):+.1f} FCR@5 {100 * (r['fcr@5'] - f5):+.1f}"
-                       for r in here if r["method"] in ("hipporag", "catrag")]
+                       for r in here if r["method"] in graph]
             print(f"{ds} {setting}: best flat R@5 {r5:.3f} FCR@5 {f5:.3f}; " + "; ".join(margins))
     if a.json:
         pathlib.Path(a.json).write_text(json.dumps(rows, indent=2) + "\n")

@@ -1,9 +1,13 @@
-// The engine's methods() as the page, its worker and the browser benchmark read it: every
-// method's name, labels, family and needs, from the built wasm package (pkg/, run in Node).
-// Needs `npm run build:wasm`. The expected values are written out by hand from METHOD.md's
-// methods (what each one walks, embeds and reranks), not read back from the engine.
+// The engine's methods() as the page, its worker and the browser benchmark read it, from the
+// built wasm package (pkg/, run in Node). Needs `npm run build:wasm`.
+//
+// The rows are the method table's (src/index/method.rs): the expectation is the native CLI's
+// `cairn methods --json`, built from the same sources, so a method added as a row is expected
+// here with no edit. What every row must satisfy is checked by hand below: the needs follow
+// from what a method walks, embeds and reranks (docs/method/spec.md), and the JSON is plain.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,38 +15,58 @@ import { fileURLToPath } from 'node:url';
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const pkg = path.join(root, 'pkg');
 
-const NONE = { graph: false, embedder: null, cage: false, llm: false };
-const EXPECTED = [
-  { name: 'bm25', label: 'BM25', short: 'BM25', family: 'lexical', needs: NONE, prefix: true },
-  { name: 'dense', label: 'Dense (static MiniLM)', short: 'dense', family: 'dense', needs: { ...NONE, embedder: 'static' }, prefix: false },
-  { name: 'dense-minilm', label: 'Dense (MiniLM transformer)', short: 'dense MiniLM', family: 'dense', needs: { ...NONE, embedder: 'minilm' }, prefix: false },
-  { name: 'hybrid', label: 'Hybrid (BM25 + dense, RRF)', short: 'hybrid', family: 'hybrid', needs: { ...NONE, embedder: 'static' }, prefix: true },
-  { name: 'hipporag', label: 'HippoRAG 2 (static PPR on the knowledge graph)', short: 'HippoRAG 2', family: 'graph', needs: { ...NONE, graph: true, embedder: 'static' }, prefix: false },
-  { name: 'catrag', label: 'CatRAG (query-aware PPR on the knowledge graph)', short: 'CatRAG', family: 'graph', needs: { graph: true, embedder: 'static', cage: false, llm: true }, prefix: false },
-  { name: 'cage', label: 'CAGE (dense top 20, reranked by passage-graph coherence)', short: 'CAGE', family: 'cage', needs: { ...NONE, embedder: 'static', cage: true }, prefix: false, first_stage: 'dense' },
-  { name: 'bm25+cage', label: 'BM25 + CAGE (BM25 top 20, reranked by coherence)', short: 'BM25 + CAGE', family: 'cage', needs: { ...NONE, embedder: 'static', cage: true }, prefix: false, first_stage: 'bm25' },
-  { name: 'catrag+cage', label: 'CatRAG + CAGE (CatRAG top 20, reranked by coherence)', short: 'CatRAG + CAGE', family: 'cage', needs: { graph: true, embedder: 'static', cage: true, llm: true }, prefix: false, first_stage: 'catrag' },
-];
+/** The method table as the native CLI prints it (`cargo run` builds it when it is stale). */
+function nativeTable() {
+  const out = execFileSync('cargo', ['run', '--quiet', '--bin', 'cairn', '--', 'methods', '--json'], {
+    cwd: root,
+    env: { ...process.env, CAIRN_EMBED_WASM: '0' },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  return JSON.parse(out);
+}
 
-test('methods() describes every method: labels, family, needs, CAGE first stage and depth', async () => {
+test('methods() is the method table: the rows the native CLI lists, each consistent with what it runs', async () => {
   if (!fs.existsSync(path.join(pkg, 'cairn.js'))) throw new Error('pkg/cairn.js is missing: run `npm run build:wasm` first');
   const { default: init, methods } = await import(path.join(pkg, 'cairn.js'));
   await init({ module_or_path: fs.readFileSync(path.join(pkg, 'cairn_bg.wasm')) });
   const infos = methods();
-  assert.deepEqual(
-    infos.map(({ name, label, short, family, needs, prefix }) => ({ name, label, short, family, needs, prefix })),
-    EXPECTED.map(({ first_stage, ...rest }) => rest),
-  );
-  for (const [i, info] of infos.entries()) {
-    const cage = EXPECTED[i].first_stage;
-    assert.equal(info.first_stage, cage ?? null, `${info.name}: first stage`);
-    assert.equal(info.candidates, cage ? 20 : null, `${info.name}: CAGE candidates`);
-    assert.equal(typeof info.description, 'string');
-    assert.ok(info.description.length > 20, `${info.name}: a description`);
-  }
-  assert.equal(infos[3].description, 'Reciprocal-rank fusion (k = 60) of BM25 and dense.');
-  assert.equal(infos[0].score, 'BM25 score');
-  assert.equal(infos[8].score, 'CAGE fused score: α · first-stage score (min–max) + (1 − α) · min–max(coherence) over the 20 candidates');
+  assert.deepEqual(infos, nativeTable(), 'the wasm package and the CLI describe the same methods');
   // plain JSON (null, not undefined; objects, not Maps): the worker posts it to the page as is
   assert.deepEqual(JSON.parse(JSON.stringify(infos)), infos);
+
+  const byName = new Map(infos.map((m) => [m.name, m]));
+  assert.equal(byName.size, infos.length, 'names are unique');
+  assert.equal(infos[0].name, 'bm25', 'the first row is the default method');
+  for (const m of infos) {
+    for (const key of ['label', 'short', 'description', 'score']) {
+      assert.equal(typeof m[key], 'string', `${m.name}: ${key}`);
+      assert.ok(m[key].length > 0 && !m[key].includes('{'), `${m.name}: ${key} is filled in`);
+    }
+    assert.ok(['lexical', 'dense', 'hybrid', 'graph', 'cage'].includes(m.family), `${m.name}: family`);
+    // a CAGE method reranks another method's top candidates and needs all that method needs,
+    // plus its graph embeddings and the static embedder's vectors (its relevance term)
+    assert.equal(m.needs.cage, m.family === 'cage', `${m.name}: needs.cage`);
+    assert.equal(m.first_stage !== null, m.needs.cage, `${m.name}: a first stage iff CAGE`);
+    assert.equal(m.candidates, m.needs.cage ? 20 : null, `${m.name}: CAGE's default depth`);
+    if (m.needs.cage) {
+      const first = byName.get(m.first_stage);
+      assert.ok(first && !first.needs.cage, `${m.name}: its first stage is a method of its own`);
+      assert.equal(m.needs.graph, first.needs.graph, `${m.name}: walks the graph iff its first stage does`);
+      assert.equal(m.needs.llm, first.needs.llm, `${m.name}: takes LLM tiers iff its first stage does`);
+      assert.equal(m.needs.embedder, 'static', `${m.name}: CAGE's relevance needs the static vectors`);
+      assert.equal(m.prefix, false, `${m.name}: its first stage runs without prefix completion`);
+    }
+    // the graph methods walk the knowledge graph with the static embedder's vectors; BM25 needs none
+    if (m.family === 'graph') assert.deepEqual([m.needs.graph, m.needs.embedder], [true, 'static'], m.name);
+    if (m.family === 'lexical') assert.deepEqual(m.needs, { graph: false, embedder: null, cage: false, llm: false }, m.name);
+    if (m.family === 'dense') assert.deepEqual([m.needs.graph, m.prefix], [false, false], m.name);
+    // only a walk can take LLM edge tiers
+    if (m.needs.llm) assert.ok(m.needs.graph, `${m.name}: LLM tiers need a graph walk`);
+  }
+  // what the page relies on by name: the demo's default, CatRAG's LLM tiers, the hybrid's fusion
+  assert.deepEqual(byName.get('catrag').needs, { graph: true, embedder: 'static', cage: false, llm: true });
+  assert.equal(byName.get('hipporag').needs.llm, false);
+  assert.equal(byName.get('hybrid').description, 'Reciprocal-rank fusion (k = 60) of BM25 and dense.');
+  assert.equal(byName.get('catrag+cage').score, 'CAGE fused score: α · first-stage score (min–max) + (1 − α) · min–max(coherence) over the 20 candidates');
 });
