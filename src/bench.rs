@@ -1,7 +1,7 @@
 //! Graph benchmark figures, the same natively (`cairn bench --method catrag`) and in the page
 //! (`Engine.graphBench`, `npm run bench:browser -- catrag`), so the wasm/native ratio comes from
 //! one command each: the knowledge graph's build figures and where a graph query's time goes,
-//! with Personalized PageRank (METHOD.md §2) timed on its own against the exact fixed point.
+//! with Personalized PageRank (docs/method/spec.md §2) timed on its own against the exact fixed point.
 //!
 //! For every benchmark query the graph search runs once; its teleport vector and arc overlay
 //! (what CatRAG hands to PPR) are kept, and PPR is then re-run on them with one reused solver:

@@ -146,7 +146,7 @@ fn slot_index(slot: EmbedderSlot) -> usize {
 }
 
 impl Engine {
-    /// An empty engine, collecting, with `config` (METHOD.md's defaults for `IndexConfig::default()`).
+    /// An empty engine, collecting, with `config` (docs/method/spec.md's defaults for `IndexConfig::default()`).
     ///
     /// # Errors
     /// [`Error::Config`] when BM25's parameters are out of range (the other stages' are checked
@@ -417,7 +417,7 @@ impl Engine {
         Ok((index, embedder))
     }
 
-    /// Build the knowledge graph (METHOD.md §1) with the static embedder, replacing any; later
+    /// Build the knowledge graph (docs/method/spec.md §1) with the static embedder, replacing any; later
     /// builds after adds extend it with the new passages only.
     ///
     /// # Errors

@@ -82,7 +82,7 @@ pub enum Error {
     #[error("PPR input: {0}")]
     PprInput(String),
     /// The PPR teleport (reset) vector has no positive entry, so the walk has nowhere to start
-    /// (no facts, no seeds). Not a bug: CatRAG falls back to dense ranking (METHOD.md §3).
+    /// (no facts, no seeds). Not a bug: CatRAG falls back to dense ranking (docs/method/spec.md §3).
     #[error("the PPR teleport vector is all zero: no seed to start the walk from")]
     ZeroTeleport,
     /// Bytes given as an index file ([`crate::index::format`]) that do not start with its magic

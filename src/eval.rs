@@ -1,4 +1,4 @@
-//! Evaluation: the datasets of `../shared/data`, the retrieval metrics of METHOD.md §5, and the
+//! Evaluation: the datasets of `../shared/data`, the retrieval metrics of docs/method/spec.md §5, and the
 //! harness through which every retrieval method reports.
 //!
 //! Two settings (`../shared/data/README.md`):
@@ -405,7 +405,7 @@ pub struct QuestionRanking {
     pub ranked: Vec<String>,
 }
 
-/// Answer quality of generated answers (METHOD.md §5; CatRAG §4.3): means over the questions.
+/// Answer quality of generated answers (docs/method/spec.md §5; CatRAG §4.3): means over the questions.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct AnswerScores {
     /// Questions answered (or attempted).
@@ -696,7 +696,7 @@ pub fn evaluate_sweep(
         extract_stats = Some(out.stats);
         index_ms += t.elapsed().as_secs_f64() * 1e3;
     }
-    // CAGE methods: every corpus passage's graph embedding Z, computed once (METHOD.md §4: Z
+    // CAGE methods: every corpus passage's graph embedding Z, computed once (docs/method/spec.md §4: Z
     // depends on the passage alone); each index stores its passages' rows.
     let mut cage_z: Option<(crate::cage::EncoderKey, usize, Vec<f32>)> = None;
     if let (Some(cage), Some(_), Some((_, e))) = (&embedders.cage, method.cage_first_stage(), &embedder) {

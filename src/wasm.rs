@@ -25,7 +25,7 @@ use crate::index::{EmbedderSlot, Index, IndexConfig, Method};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
-/** Engine configuration; every field is optional and defaults to METHOD.md's values. */
+/** Engine configuration; every field is optional and defaults to docs/method/spec.md's values. */
 export interface EngineConfig {
   /** BM25 and its query side: typo tolerance (on by default) and prefix completion settings. */
   bm25?: { k1?: number; b?: number; typos?: boolean; typo_known_terms?: boolean; typo_first_char?: boolean;
@@ -375,7 +375,7 @@ impl Engine {
         Ok(self.stats_js())
     }
 
-    /// Build the knowledge graph (METHOD.md §1) that the methods `hipporag` and `catrag` walk:
+    /// Build the knowledge graph (docs/method/spec.md §1) that the methods `hipporag` and `catrag` walk:
     /// rule-based OpenIE over every English passage, entity and fact embeddings with the static
     /// embedder, synonym edges, CSR. Needs a built engine with the static embedder loaded.
     /// `onProgress(done, total, phase)` with phases `"extract"` (passages), `"graph-embed"`
@@ -834,7 +834,7 @@ fn search_options_with_query(
 }
 
 // ---------------------------------------------------------------------------------------------
-// CAGE (METHOD.md §4). A passage's graph embedding Z depends on the passage alone, so it is
+// CAGE (docs/method/spec.md §4). A passage's graph embedding Z depends on the passage alone, so it is
 // computed once per passage and stored with the index (saved in the index file); a search only
 // compares the 20 candidates' stored Z. The R-GCN runs with tract, which only the MiniLM package
 // carries (cargo features `minilm,cage`), and only while embeddings are missing:
@@ -949,7 +949,7 @@ impl Engine {
         Ok(index.cage_missing(key).len())
     }
 
-    /// A CAGE search (`cage`, `bm25+cage` or `catrag+cage`; METHOD.md §4): the first stage's top
+    /// A CAGE search (`cage`, `bm25+cage` or `catrag+cage`; docs/method/spec.md §4): the first stage's top
     /// 20, coherence over their stored graph embeddings (no model runs), fusion with α, the top
     /// `k`. Hits as `search`, plus `relevance`, `coherence` and, when the hits are weak (`cage`
     /// answering a query none of whose words occurs in any passage), `weak` with the reason.
@@ -977,7 +977,7 @@ impl Engine {
         to_js(&out).map_err(js_err)
     }
 
-    /// CAGE's passage graph of passage `id` (METHOD.md §4): `{nodes: [lemma], edges: [{source,
+    /// CAGE's passage graph of passage `id` (docs/method/spec.md §4): `{nodes: [lemma], edges: [{source,
     /// target, relation, weight}], min_out_degree: [bool], beta, relations: [name]}` with β as
     /// configured (1.5).
     #[wasm_bindgen(js_name = cagePassageGraph)]

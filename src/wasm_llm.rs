@@ -1,4 +1,4 @@
-//! The page's side of the user's LLM endpoint (METHOD.md §3, CatRAG's LLM edge tiers):
+//! The page's side of the user's LLM endpoint (docs/method/spec.md §3, CatRAG's LLM edge tiers):
 //!
 //! ```js
 //! const llm = new LlmEndpoint('{"base_url":"http://127.0.0.1:8080","model":"m"}',
@@ -309,7 +309,7 @@ struct TriplesReport {
 
 #[wasm_bindgen]
 impl LlmEndpoint {
-    /// LLM NER for CatRAG's symbolic anchoring (METHOD.md §3 channel B, optional LLM NER;
+    /// LLM NER for CatRAG's symbolic anchoring (docs/method/spec.md §3 channel B, optional LLM NER;
     /// HippoRAG 2's NER prompt, [`crate::llm::prompts::ner_prompt`], read by
     /// [`crate::llm::parse::parse_entities`]): one call, which starts the query's deadline (the
     /// tiers of the same query, [`LlmEndpoint::tier`], continue it) and goes through the breaker.
@@ -331,7 +331,7 @@ impl LlmEndpoint {
         })
     }
 
-    /// LLM OpenIE of one passage for the knowledge graph (METHOD.md §1 "Triples", optional LLM
+    /// LLM OpenIE of one passage for the knowledge graph (docs/method/spec.md §1 "Triples", optional LLM
     /// OpenIE; HippoRAG 2's OpenIE prompt, [`crate::llm::prompts::openie_prompt`], read by
     /// [`crate::llm::parse::parse_triples`], as the CLI's `--llm-openie`). Each passage's call,
     /// retries included, has its own deadline (`query_deadline_ms`, the page's "deadline per
@@ -518,7 +518,7 @@ impl Engine {
 
 #[wasm_bindgen]
 impl Engine {
-    /// Build the knowledge graph (METHOD.md §1) from LLM OpenIE: `perPassage[i]` is passage
+    /// Build the knowledge graph (docs/method/spec.md §1) from LLM OpenIE: `perPassage[i]` is passage
     /// `i`'s `[subject, relation, object]` triples by [`LlmEndpoint::openie`] (its `triples`),
     /// or `null`/`[]` where the endpoint gave none; those passages, and any past the array's
     /// end, keep their rule-based triples (as the CLI's `--llm-openie`). Sentence spans as

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The module layering of ARCHITECTURE.md, checked against the code's own imports.
+"""The module layering of docs/architecture.md, checked against the code's own imports.
 
     python3 tools/check_layers.py [--src src] [--edges] [--json]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Train CAGE's R-GCN (METHOD.md §4; Qi et al., 2026) offline, export it to int8 ONNX, and check
+"""Train CAGE's R-GCN (docs/method/spec.md §4; Qi et al., 2026) offline, export it to int8 ONNX, and check
 tract against JAX and onnxruntime.
 
 Data: passage graphs written by `cargo run --release --example cage_export` (nodes, typed edges

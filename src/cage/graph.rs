@@ -1,4 +1,4 @@
-//! CAGE passage graphs (Qi et al., 2026, §3.1; METHOD.md §4 "Passage graph" and
+//! CAGE passage graphs (Qi et al., 2026, §3.1; docs/method/spec.md §4 "Passage graph" and
 //! "Min-out-degree reweighting").
 //!
 //! A passage becomes a small directed graph whose nodes are its lemmatised content words and
@@ -30,7 +30,7 @@ use crate::text::{Antecedent, ChunkKind, Document, Upos, VerbForm};
 pub const RELATIONS: [&str; 10] =
     ["self", "nsubj", "dobj", "prep", "amod", "compound", "poss", "appos", "conj", "cop"];
 
-/// Number of adjacency channels (relations, self-loop included): `R + 1` in METHOD.md's terms.
+/// Number of adjacency channels (relations, self-loop included): `R + 1` in docs/method/spec.md's terms.
 pub const NUM_RELATIONS: usize = RELATIONS.len();
 
 /// Nodes kept per passage graph: the first 128 distinct content lemmas in text order (longer

@@ -1,5 +1,5 @@
 //! CAGE: coherence-aware reranking (Qi et al., 2026, "CAGE: Coherence-Aware Graph Encoding for
-//! Retrieval-Augmented Generation", arXiv 2609.04647; METHOD.md §4).
+//! Retrieval-Augmented Generation", arXiv 2609.04647; docs/method/spec.md §4).
 //!
 //! Each passage becomes a typed passage graph ([`graph::PassageGraph`], with min-out-degree
 //! reweighting) that a one-layer R-GCN ([`GraphEncoder`]; the int8 ONNX model in `assets/cage/`,
@@ -31,7 +31,7 @@ use crate::text::Pipeline;
 pub use graph::{Edge, PassageGraph, MAX_NODES, NUM_RELATIONS, RELATIONS};
 pub use store::{EncoderKey, GraphEmbeddings};
 
-/// CAGE's parameters (METHOD.md §4). Serde names are the field names; `{}` is the default.
+/// CAGE's parameters (docs/method/spec.md §4). Serde names are the field names; `{}` is the default.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct CageConfig {
@@ -43,7 +43,7 @@ pub struct CageConfig {
     /// uses CAGE.
     pub alpha: f32,
     /// β_cage (> 0): multiplier of min-out-degree nodes' features and adjacent edges. Default 1.5
-    /// (METHOD.md's default; not tuned).
+    /// (docs/method/spec.md's default; not tuned).
     pub beta: f32,
     /// Candidates taken from the first stage and reranked (N, default 20).
     pub candidates: usize,
@@ -56,7 +56,7 @@ pub struct CageConfig {
     /// first-stage score is within `(1 − α)/α` of its own; see `docs/method/cage.md`).
     pub relevance: CageRelevance,
     /// Anchors m: coherence of a candidate is its mean cosine with the first stage's top m
-    /// candidates (other than itself) instead of with all N; 0 = all N (METHOD.md §4's mean).
+    /// candidates (other than itself) instead of with all N; 0 = all N (docs/method/spec.md §4's mean).
     /// A multi-hop chain's next passage bonds with the passage the first stage is surest of,
     /// not with the average candidate. Default 2: chosen with α on 2WikiMultihopQA (corpus).
     pub anchors: usize,
@@ -69,13 +69,13 @@ pub struct CageConfig {
 
 /// The query-relevance term of CAGE's fusion.
 ///
-/// METHOD.md §4 writes cos(query, p). A first stage that is not itself a cosine ranking (CatRAG's
+/// docs/method/spec.md §4 writes cos(query, p). A first stage that is not itself a cosine ranking (CatRAG's
 /// PPR, BM25) is then overruled by the static embedder's cosine; `FirstStage` keeps its order
 /// instead and lets coherence break it. Serde names: `cosine`, `first-stage`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum CageRelevance {
-    /// cos(query, p) with the static embedder (METHOD.md §4).
+    /// cos(query, p) with the static embedder (docs/method/spec.md §4).
     Cosine,
     /// The first stage's own scores, min–max normalised over the N candidates (0–1). The default.
     #[default]
@@ -218,7 +218,7 @@ impl GraphBatch {
     }
 }
 
-/// A graph encoder: the R-GCN of METHOD.md §4 (one layer, ReLU, sum pooling) or its plain-GCN
+/// A graph encoder: the R-GCN of docs/method/spec.md §4 (one layer, ReLU, sum pooling) or its plain-GCN
 /// ablation. The implementation that runs the trained int8 model is [`tract::RgcnModel`]
 /// (feature `cage`).
 pub trait GraphEncoder {
@@ -253,7 +253,7 @@ pub fn cosine(a: &[f32], b: &[f32]) -> f32 {
     }
 }
 
-/// CAGE coherence (METHOD.md §4): for `z` holding `n` row vectors of length `dim`,
+/// CAGE coherence (docs/method/spec.md §4): for `z` holding `n` row vectors of length `dim`,
 /// `coh(p) = mean_{q ≠ p} cos(Z_p, Z_q)`; a single candidate has coherence 0.
 pub fn coherence(z: &[f32], dim: usize) -> Vec<f32> {
     coherence_from_cosines(&cosine_matrix(z, dim), 0)
@@ -275,7 +275,7 @@ pub fn cosine_matrix(z: &[f32], dim: usize) -> Vec<f32> {
 }
 
 /// Coherence from a candidates' cosine matrix `cos` (`n × n`, candidates in first-stage order):
-/// with `anchors = 0`, `coh(p) = mean_{q ≠ p} cos(p, q)` (METHOD.md §4); with `anchors = m > 0`,
+/// with `anchors = 0`, `coh(p) = mean_{q ≠ p} cos(p, q)` (docs/method/spec.md §4); with `anchors = m > 0`,
 /// the mean over the first stage's top `m` candidates other than p (`min(m, n)` of them), so
 /// a candidate scores by how it bonds with what the first stage is surest of. A candidate with
 /// no other candidate to compare with has 0.
@@ -308,7 +308,7 @@ pub fn minmax(v: &[f32]) -> Vec<f32> {
     v.iter().map(|&x| (x - lo) / (hi - lo)).collect()
 }
 
-/// CAGE fusion (METHOD.md §4): `α·relevance + (1 − α)·minmax(coherence)`, element-wise.
+/// CAGE fusion (docs/method/spec.md §4): `α·relevance + (1 − α)·minmax(coherence)`, element-wise.
 pub fn fuse(alpha: f32, relevance: &[f32], coherence: &[f32]) -> Vec<f32> {
     let c = minmax(coherence);
     relevance.iter().zip(&c).map(|(&r, &c)| alpha * r + (1.0 - alpha) * c).collect()
@@ -447,7 +447,7 @@ impl Cage {
         Ok((encoder.encode(&batch)?, encoder.dim()))
     }
 
-    /// Rerank candidates (METHOD.md §4): `passages[i]` is candidate i's `(title, text)`,
+    /// Rerank candidates (docs/method/spec.md §4): `passages[i]` is candidate i's `(title, text)`,
     /// `relevance[i]` its cos(query, passage). Returns every candidate with its fused score,
     /// best first (ties by input position).
     ///
@@ -484,7 +484,7 @@ impl Cage {
     }
 }
 
-/// Coherence, fusion and ranking (METHOD.md §4) given the candidates' graph embeddings `z`
+/// Coherence, fusion and ranking (docs/method/spec.md §4) given the candidates' graph embeddings `z`
 /// (`relevance.len() × dim`, row-major, from any [`GraphEncoder`], for example one that runs in
 /// another wasm package): every candidate with its fused score, best first (ties by input
 /// position). Coherence is the mean over all other candidates.

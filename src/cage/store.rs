@@ -1,5 +1,5 @@
 //! Stored graph embeddings: CAGE's `Z_p` computed once per passage and kept with the index
-//! (METHOD.md §4: `Z_p` depends on passage p alone — its graph, its min-out-degree reweighting
+//! (docs/method/spec.md §4: `Z_p` depends on passage p alone — its graph, its min-out-degree reweighting
 //! and the encoder — so a query only compares the candidates' stored `Z`).
 //!
 //! Each row is stored as int8 with one f32 scale (symmetric per row, `scale = max|z| / 127`).

@@ -195,7 +195,7 @@ fn rerank_fuses_relevance_and_coherence() {
         2,
         &[("apple", vec![1.0, 0.0]), ("banana", vec![0.0, 1.0]), ("cherry", vec![1.0, 1.0])],
     );
-    // METHOD.md §4's coherence: the mean over all other candidates (anchors 0).
+    // docs/method/spec.md §4's coherence: the mean over all other candidates (anchors 0).
     let config = CageConfig { alpha: 0.5, anchors: 0, ..CageConfig::default() };
     let passages = [("Apple", "apple"), ("Banana", "banana"), ("Cherry", "cherry")];
     for (title, text) in passages {

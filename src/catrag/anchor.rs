@@ -1,4 +1,4 @@
-//! Channel B: symbolic anchoring (CatRAG §3, "Symbolic Anchoring"; METHOD.md §3 "Seeds, channel
+//! Channel B: symbolic anchoring (CatRAG §3, "Symbolic Anchoring"; docs/method/spec.md §3 "Seeds, channel
 //! B"). Each entity mention found in the query (rule-based NER, [`crate::text::Pipeline::
 //! query_entities`]) is mapped to at most one entity node:
 //!

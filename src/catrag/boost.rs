@@ -1,13 +1,13 @@
 //! Key-fact passage weight enhancement (CatRAG §3, "Key-Fact Passage Weight Enhancement";
-//! METHOD.md §3): context arcs from a seed fact's entity to a passage that states that fact are
+//! docs/method/spec.md §3): context arcs from a seed fact's entity to a passage that states that fact are
 //! strengthened, so the walk leaving the entity favours the passages holding the evidence. Zero
 //! model calls.
 //!
 //! For every entity `e` of a seed fact and every passage node `p`, let `k(e, p)` be the number of
 //! seed facts that mention `e` and are stated by `p`. The arc `e → p` (context type) gets the
-//! multiplier `min(1 + β·k, 2·(1 + β))`: `1 + β` (3.5 at β = 2.5) for one key fact, as METHOD.md
+//! multiplier `min(1 + β·k, 2·(1 + β))`: `1 + β` (3.5 at β = 2.5) for one key fact, as docs/method/spec.md
 //! states; each further key fact in the same passage adds β again; and the total is capped at
-//! `2·(1 + β)` (7.0), METHOD.md's cap on any arc's boost. Only the entity → passage direction is
+//! `2·(1 + β)` (7.0), docs/method/spec.md's cap on any arc's boost. Only the entity → passage direction is
 //! boosted (CatRAG's code updates the directed edge from the entity).
 //!
 //! The entities are those of all seed facts (CatRAG's code boosts every phrase of the top facts,

@@ -8,7 +8,7 @@
 //! mapped to the passage nodes whose title normalises to the entity's key ([`TitleIndex`], built
 //! once per graph), and [`bridge_weights`] gives those passages teleport mass from the lexical
 //! passage prior of the passages that name them. It is the lexical evidence of the query carried
-//! one hop along the graph, as HippoRAG 2's PPR carries the dense passage prior (METHOD.md §2–3),
+//! one hop along the graph, as HippoRAG 2's PPR carries the dense passage prior (docs/method/spec.md §2–3),
 //! but with a weight comparable to the evidence itself instead of the share that survives two
 //! damped PPR steps through a passage's many entities.
 //!

@@ -1,4 +1,4 @@
-//! The user's LLM endpoint in CatRAG's query-time steps (METHOD.md §3): the blocking driver of
+//! The user's LLM endpoint in CatRAG's query-time steps (docs/method/spec.md §3): the blocking driver of
 //! the tiering state machine as an [`EdgeTierer`] ([`LlmTierer`], native callers: CLI and
 //! evaluation) and the endpoint's query NER as an [`EntityRecognizer`] for symbolic anchoring.
 //! The client, prompts and parsers stay in [`crate::llm`], which knows nothing of graphs.

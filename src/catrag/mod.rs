@@ -1,5 +1,5 @@
 //! Query-time graph retrieval: HippoRAG 2's static PPR and CatRAG's context-aware traversal
-//! (ARCHITECTURE.md, module `catrag`; METHOD.md §2–3).
+//! (docs/architecture.md, module `catrag`; docs/method/spec.md §2–3).
 //!
 //! Sources: CatRAG — Lau et al., 2026, "Breaking the Static Graph: Context-Aware Traversal for
 //! Robust Retrieval-Augmented Generation" (ACL Findings 2026, arXiv 2602.01965), §3; HippoRAG 2 —
@@ -33,7 +33,7 @@
 //! 5. **Dynamic edge weighting** ([`tier`], CatRAG only): the surviving seed→neighbour relation
 //!    edges are tiered by an [`EdgeTierer`] into {Irrelevant 0, Weak 0.25, High 2.5, Direct 5.0}.
 //!    Offline, [`EmbeddingSimilarityTierer`] stands in for CatRAG's LLM (and says so).
-//! 6. **PPR** ([`crate::ppr`], METHOD.md §2): the teleport vector (seeds + passage weights) and
+//! 6. **PPR** ([`crate::ppr`], docs/method/spec.md §2): the teleport vector (seeds + passage weights) and
 //!    the per-query [`ArcOverlay`] of steps 3–5 (the stored graph is never mutated), damping 0.5;
 //!    passage nodes are ranked by their PPR mass.
 //!
@@ -43,7 +43,7 @@
 //! [`no_prune`](CatragConfig::no_prune) and [`no_tier`](CatragConfig::no_tier) turn steps 2–5 off
 //! one by one.
 //!
-//! **Failure handling** (METHOD.md §3): no entity seed (no facts, no anchors) ⇒ dense passage
+//! **Failure handling** (docs/method/spec.md §3): no entity seed (no facts, no anchors) ⇒ dense passage
 //! ranking, as HippoRAG 2 does when no fact survives ([`Fallback::NoSeeds`]); an all-zero teleport
 //! ⇒ dense ranking ([`Fallback::ZeroTeleport`]); never an assertion or a panic. PPR not converged
 //! ⇒ the overlay's multipliers are floored at 1e-6 (no arc fully removed) and PPR runs once more;
@@ -108,7 +108,7 @@ impl GraphMethod {
     }
 }
 
-/// Every parameter of the query-time steps, with the papers' defaults (METHOD.md §3). Serde
+/// Every parameter of the query-time steps, with the papers' defaults (docs/method/spec.md §3). Serde
 /// names are the field names; `{}` is the default configuration; unknown keys are an error.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -159,7 +159,7 @@ pub struct CatragConfig {
     /// 2·(1 + β) (CatRAG §3 "Key-Fact Passage Weight Enhancement"). Default 2.5. Finite, ≥ 0.
     pub key_fact_boost: f64,
     /// Rescale a boosted entity's context arcs to keep their total weight (what CatRAG's released
-    /// code does) instead of plain multiplication (METHOD.md). Default false.
+    /// code does) instead of plain multiplication (docs/method/spec.md). Default false.
     pub boost_preserve_mass: bool,
     /// Seeds whose edges are pruned and tiered, the top by teleport weight (N_seed). Default 5.
     pub tier_seeds: usize,
@@ -178,7 +178,7 @@ pub struct CatragConfig {
     /// Default 5 (= `tier_seeds`: one tier prompt per tiered seed).
     pub llm_call_reserve: usize,
     /// LLM tiering τ: a target with more than this many facts is shown by a one-sentence summary
-    /// the endpoint writes first (CatRAG §3; METHOD.md §3). Default 3.
+    /// the endpoint writes first (CatRAG §3; docs/method/spec.md §3). Default 3.
     pub tau: usize,
     /// Personalized PageRank (damping 0.5, tolerance 1e-8, 50 iterations, power iteration).
     pub ppr: PprConfig,
@@ -325,7 +325,7 @@ impl CatragConfig {
         self.ppr.validate()
     }
 
-    /// Settings that are valid but probably not meant (METHOD.md §3: ε above 0.5 collapses
+    /// Settings that are valid but probably not meant (docs/method/spec.md §3: ε above 0.5 collapses
     /// anchoring to exact match). Empty when there is nothing to say.
     pub fn warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
@@ -374,7 +374,7 @@ impl CatragConfig {
     }
 }
 
-/// Finds the entity mentions of a query for CatRAG's symbolic anchoring (METHOD.md §3 channel B,
+/// Finds the entity mentions of a query for CatRAG's symbolic anchoring (docs/method/spec.md §3 channel B,
 /// "optional LLM NER"), instead of the text pipeline's rule-based query NER
 /// ([`crate::text::Pipeline::query_entities`]). Set on an index with
 /// [`crate::Index::set_entity_recognizer`]. An error or an empty list makes the index fall back
@@ -1047,7 +1047,7 @@ impl Retriever {
         let report = if report.converged || overlay.is_empty() {
             report
         } else {
-            // METHOD.md §3: not converged ⇒ floor the arc multipliers at 1e-6 and report it.
+            // docs/method/spec.md §3: not converged ⇒ floor the arc multipliers at 1e-6 and report it.
             let mut floored = ArcOverlay::new();
             for o in &out.overlay {
                 floored.multiply(o.arc as usize, o.multiplier.max(1e-6))?;
@@ -1071,7 +1071,7 @@ impl Retriever {
     }
 }
 
-/// The dense ranking as the result (METHOD.md §3 failure handling).
+/// The dense ranking as the result (docs/method/spec.md §3 failure handling).
 fn dense_fallback(graph: &Graph, passage_scores: &[f32], mut out: Retrieval, why: Fallback) -> Result<Retrieval> {
     let mut scores = Vec::with_capacity(graph.passage_nodes().len());
     for &node in graph.passage_nodes() {

@@ -1,5 +1,5 @@
 //! Coarse edge pruning (CatRAG §3, "Query-Aware Dynamic Edge Weighting", stage I "Coarse-Grained
-//! Candidate Pruning"; METHOD.md §3 "Coarse edge pruning"), and the candidate edges it hands to
+//! Candidate Pruning"; docs/method/spec.md §3 "Coarse edge pruning"), and the candidate edges it hands to
 //! the tierer.
 //!
 //! For a seed entity, the candidates are its relation edges: one per neighbouring entity joined

@@ -1,4 +1,4 @@
-//! Channel A seeds (METHOD.md §3 "Seeds, channel A (dense)"; HippoRAG 2 §3, "dense-sparse
+//! Channel A seeds (docs/method/spec.md §3 "Seeds, channel A (dense)"; HippoRAG 2 §3, "dense-sparse
 //! integration" and recognition memory without the LLM filter; CatRAG §3 keeps them): the top
 //! facts by similarity to the query, entity weights from those facts, and every passage node's
 //! dense weight.
@@ -46,7 +46,7 @@ pub fn min_max(x: &[f32], if_flat: f64) -> Vec<f64> {
 }
 
 /// The top `k` facts by cosine (ties: lower fact id first), with their min–max normalised
-/// scores over all facts (METHOD.md §3: "score every fact by cosine; keep the top linking_top_k";
+/// scores over all facts (docs/method/spec.md §3: "score every fact by cosine; keep the top linking_top_k";
 /// without an LLM the recognition-memory filter of HippoRAG 2 is skipped and the facts are kept as
 /// they are). When all facts score the same, each normalised score is 1; a non-finite cosine
 /// ranks last and normalises as [`min_max`] does it. One pass over `cosines` (every fact of the
@@ -97,7 +97,7 @@ pub fn top_facts(cosines: &[f32], k: usize) -> Vec<ScoredFact> {
         .collect()
 }
 
-/// Channel A entity weights (METHOD.md §3; HippoRAG 2 `graph_search_with_fact_entities`): each
+/// Channel A entity weights (docs/method/spec.md §3; HippoRAG 2 `graph_search_with_fact_entities`): each
 /// entity (subject or object) of a seed fact gets `score / |passages containing the entity|`
 /// (divided by 1 when it is in no passage), averaged over the seed facts it appears in; the top
 /// `top_k` entities by weight are kept (ties: lower node id). Returns `(entity node, weight)`,
@@ -127,7 +127,7 @@ pub fn entity_weights(graph: &Graph, facts: &[ScoredFact], top_k: usize) -> Vec<
     out
 }
 
-/// Every passage node's dense teleport weight (METHOD.md §3: "every passage node also gets its
+/// Every passage node's dense teleport weight (docs/method/spec.md §3: "every passage node also gets its
 /// min–max normalised dense score × passage_node_weight"; HippoRAG 2's `passage_node_weight`
 /// 0.05), `[passage nodes]` in [`Graph::passage_nodes`] order.
 ///
@@ -172,7 +172,7 @@ fn keep_top(x: &mut [f64], top_n: usize) {
 }
 
 /// Every passage node's lexical teleport weight: the passage prior of HippoRAG 2's
-/// `passage_node_weight` (METHOD.md §3), fed by BM25 instead of the dense cosine (CatRAG §3 keeps
+/// `passage_node_weight` (docs/method/spec.md §3), fed by BM25 instead of the dense cosine (CatRAG §3 keeps
 /// HippoRAG 2's dense-sparse integration; the lexical evidence is Cairn's, see
 /// `docs/method/graph.md`). `[passage nodes]` in [`Graph::passage_nodes`] order.
 ///

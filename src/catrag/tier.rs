@@ -1,4 +1,4 @@
-//! Fine-grained edge tiers (CatRAG §3, "Query-Aware Dynamic Edge Weighting", stage II; METHOD.md
+//! Fine-grained edge tiers (CatRAG §3, "Query-Aware Dynamic Edge Weighting", stage II; docs/method/spec.md
 //! §3 "Dynamic edge weighting"): the [`Tier`]s, their multipliers, the [`EdgeTierer`] trait and
 //! its offline default [`EmbeddingSimilarityTierer`].
 //!
@@ -44,7 +44,7 @@ impl Tier {
     }
 }
 
-/// The multiplier each [`Tier`] puts on an edge's static weight (METHOD.md §3; CatRAG §3: a
+/// The multiplier each [`Tier`] puts on an edge's static weight (docs/method/spec.md §3; CatRAG §3: a
 /// non-linear projection of the LLM's judgement). Defaults {Irrelevant 0, Weak 0.25, High 2.5,
 /// Direct 5.0}. Each must be finite and ≥ 0.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -130,11 +130,11 @@ pub struct TierRequest<'a> {
 }
 
 /// Classifies seed→neighbour edges into [`Tier`]s (CatRAG §3, "Query-Aware Dynamic Edge
-/// Weighting", stage II; METHOD.md §3 "Dynamic edge weighting (LLM)").
+/// Weighting", stage II; docs/method/spec.md §3 "Dynamic edge weighting (LLM)").
 ///
 /// Contract: [`tier`](EdgeTierer::tier) returns one tier per candidate, in order. An error, or a
 /// vector of the wrong length, makes the caller treat the whole batch as [`Tier::Weak`] and count
-/// it in [`super::Retrieval::tier_failures`] (METHOD.md: "unparseable or failed answer ⇒ Weak,
+/// it in [`super::Retrieval::tier_failures`] (docs/method/spec.md: "unparseable or failed answer ⇒ Weak,
 /// logged"). Implementations must be deterministic for a given input (temperature 0 for an LLM).
 pub trait EdgeTierer {
     /// A name for reports (for example `embedding-similarity`), so a result never passes off a

@@ -1,5 +1,5 @@
 //! CatRAG's LLM edge tiering (CatRAG §3, "Query-Aware Dynamic Edge Weighting", stage II;
-//! METHOD.md §3 "Dynamic edge weighting (LLM)") as one state machine that does no I/O:
+//! docs/method/spec.md §3 "Dynamic edge weighting (LLM)") as one state machine that does no I/O:
 //! **plan → requests → answers → tiers**.
 //!
 //! 1. **Plan** ([`TierPlan`]): the batches of one query, one per tiered seed (the edges that

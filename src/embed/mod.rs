@@ -1,4 +1,4 @@
-//! Sentence embeddings and exact vector search (ARCHITECTURE.md, module `embed`).
+//! Sentence embeddings and exact vector search (docs/architecture.md, module `embed`).
 //!
 //! - [`Embedder`]: texts in, L2-normalised `f32` vectors out, batched, with progress.
 //! - [`StaticEmbedder`]: the default embedder, a token table made from all-MiniLM-L6-v2's output

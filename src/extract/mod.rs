@@ -1,4 +1,4 @@
-//! OpenIE triples (ARCHITECTURE.md, module `extract`; METHOD.md §1, "Triples").
+//! OpenIE triples (docs/architecture.md, module `extract`; docs/method/spec.md §1, "Triples").
 //!
 //! - [`Triple`]: the fact the knowledge graph ([`crate::graph`]) consumes;
 //! - [`rules`]: the offline default, a rule-based (ReVerb-style) extractor over Cairn's own
@@ -6,7 +6,7 @@
 //!   one passage, [`RuleExtractor`] to reuse buffers. Its rules, their sources and its measured
 //!   precision and recall are in the [`rules`] docs.
 //!
-//! The LLM extractor (METHOD.md §1, "Optional") is [`crate::llm::LlmOpenIe`]: one endpoint call per
+//! The LLM extractor (docs/method/spec.md §1, "Optional") is [`crate::llm::LlmOpenIe`]: one endpoint call per
 //! passage, falling back to these rules for a passage whose answer fails or holds no triple.
 //!
 //! ```

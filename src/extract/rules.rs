@@ -1,4 +1,4 @@
-//! Rule-based OpenIE over Cairn's text pipeline (METHOD.md §1, "Triples", offline default).
+//! Rule-based OpenIE over Cairn's text pipeline (docs/method/spec.md §1, "Triples", offline default).
 //!
 //! ReVerb-style extraction (Fader, Soderland & Etzioni 2011, "Identifying Relations for Open
 //! Information Extraction", EMNLP) over the pipeline's UPOS tags, noun-phrase chunks and pronoun
@@ -129,7 +129,7 @@ pub struct ExtractStats {
 }
 
 /// Extract triples from every passage of `corpus` (passage index = corpus order), skipping text
-/// the pipeline flags as non-English (METHOD.md §1, "Triples": the offline rule-based OpenIE;
+/// the pipeline flags as non-English (docs/method/spec.md §1, "Triples": the offline rule-based OpenIE;
 /// rules in the module docs, after ReVerb, Fader et al. 2011, for HippoRAG 2 §3's graph).
 ///
 /// `progress(done, total)` is called with `(0, total)` first, then every 64 passages and at the

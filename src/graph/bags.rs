@@ -1,6 +1,6 @@
 //! Fact scoring and entity anchoring from the texts' tokens, for graphs embedded with the static
 //! embedder (CatRAG §3 and HippoRAG 2 §3, "score every fact by cosine"; CatRAG §3, "Symbolic
-//! Anchoring"; METHOD.md §3).
+//! Anchoring"; docs/method/spec.md §3).
 //!
 //! The static embedder's vector of a text is a normalised sum of table rows,
 //! `v(f) = Σₜ rₜ / ‖Σₜ rₜ‖` over the text's WordPiece ids `t` without `[UNK]`

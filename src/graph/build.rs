@@ -1,5 +1,5 @@
 //! Building and extending the graph: [`GraphBuilder`] and [`build_graph`] (module docs of
-//! [`super`]; METHOD.md §1; HippoRAG 2 §3 indexing).
+//! [`super`]; docs/method/spec.md §1; HippoRAG 2 §3 indexing).
 
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
@@ -150,7 +150,7 @@ impl GraphBuilder {
         self.store.entity_nodes.len() - self.store.linked
     }
 
-    /// Add a batch of passages and their triples (METHOD.md §1, nodes, relation and context
+    /// Add a batch of passages and their triples (docs/method/spec.md §1, nodes, relation and context
     /// edges): cheap, no embedding.
     ///
     /// `passages[i]` is corpus passage `first_index + i` (as [`crate::Corpus`] numbers them).
@@ -260,7 +260,7 @@ impl GraphBuilder {
         Ok(summary)
     }
 
-    /// Embed every entity name and fact text that has no vector yet (METHOD.md §1: "each triple
+    /// Embed every entity name and fact text that has no vector yet (docs/method/spec.md §1: "each triple
     /// (fact) is embedded too"; entity vectors feed the synonym kNN). Display names are embedded
     /// (the first surface form of each entity), and facts as [`Fact::text`].
     ///
@@ -393,7 +393,7 @@ impl GraphBuilder {
         Ok(())
     }
 
-    /// Synonym kNN for the entities not yet linked (METHOD.md §1, synonym edges; HippoRAG 2 §3
+    /// Synonym kNN for the entities not yet linked (docs/method/spec.md §1, synonym edges; HippoRAG 2 §3
     /// "synonym edges"): every new eligible entity is compared with every eligible entity (old
     /// and new, each pair once), and each entity's top-k list (cosine ≥ threshold, best first,
     /// ties to the lower entity) is updated. Old pairs are never compared again.
@@ -581,7 +581,7 @@ impl Store {
     }
 }
 
-/// Build a graph in one call (METHOD.md §1): [`GraphBuilder::new`], `add_passages(0, passages,
+/// Build a graph in one call (docs/method/spec.md §1): [`GraphBuilder::new`], `add_passages(0, passages,
 /// triples)`, [`GraphBuilder::embed`], [`GraphBuilder::link_synonyms`], [`GraphBuilder::finish`].
 /// `passages[i]` is corpus passage `i`. `progress(step, done, total)` reports the two long steps.
 ///

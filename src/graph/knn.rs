@@ -1,4 +1,4 @@
-//! Synonym kNN among entity vectors (METHOD.md §1, synonym edges; HippoRAG 2 §3): exact, blocked,
+//! Synonym kNN among entity vectors (docs/method/spec.md §1, synonym edges; HippoRAG 2 §3): exact, blocked,
 //! incremental (new × all), with a Cauchy–Schwarz bound in 16-bit integers that skips almost all
 //! full cosines.
 //!

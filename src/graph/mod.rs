@@ -1,4 +1,4 @@
-//! The knowledge graph (ARCHITECTURE.md, module `graph`; METHOD.md §1; HippoRAG 2 §3, CatRAG §3.1).
+//! The knowledge graph (docs/architecture.md, module `graph`; docs/method/spec.md §1; HippoRAG 2 §3, CatRAG §3.1).
 //!
 //! Passages and their OpenIE [`Triple`]s become one undirected, weighted graph:
 //!
@@ -22,7 +22,7 @@
 //! each way, which a PPR solver simply adds. Arcs of a node are sorted by (target, type).
 //!
 //! **Facts.** Each distinct (subject node, normalised relation, object node) is one [`Fact`],
-//! with its text `"subject relation object"` (embedded, for CatRAG's fact scoring, METHOD.md §3
+//! with its text `"subject relation object"` (embedded, for CatRAG's fact scoring, docs/method/spec.md §3
 //! channel A), its two entity nodes and the passage nodes that state it. A triple repeated in the
 //! same passage node (including the copy in an exact duplicate passage) counts once, as HippoRAG
 //! 2's `filter_invalid_triples` does; the same fact in two different passages counts twice. A
@@ -85,7 +85,7 @@ pub use knn::{
 };
 pub use quant::{QuantizedRows, EXACT_TOP};
 
-/// Settings of the graph (METHOD.md §1). Serde names are the field names; every field has a
+/// Settings of the graph (docs/method/spec.md §1). Serde names are the field names; every field has a
 /// default, so `{}` is the default configuration.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -96,7 +96,7 @@ pub struct GraphConfig {
     /// Neighbours kept per entity for synonym edges (the k of the kNN). Default 100. 0 turns
     /// synonym edges off.
     pub synonym_top_k: usize,
-    /// Synonym edge weight = this factor × cosine. Default 1.0 (METHOD.md §1); CatRAG's code uses
+    /// Synonym edge weight = this factor × cosine. Default 1.0 (docs/method/spec.md §1); CatRAG's code uses
     /// 3.0. Must be finite and ≥ 0.
     pub synonym_weight: f32,
     /// Entities whose normalised name has fewer letters/digits than this get no synonym edges.
@@ -206,7 +206,7 @@ pub enum NodeRef<'a> {
     },
 }
 
-/// One distinct fact (triple) of the graph: CatRAG's fact table (METHOD.md §3, channel A: facts
+/// One distinct fact (triple) of the graph: CatRAG's fact table (docs/method/spec.md §3, channel A: facts
 /// are scored by cosine to the query; a fact's entities are seeded; an entity's weight is divided
 /// by the number of passages containing it).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -248,7 +248,7 @@ pub struct GraphCounts {
     pub arcs: usize,
 }
 
-/// A borrowed view of the CSR arrays, what a PPR solver takes (METHOD.md §2). For node `u`, its
+/// A borrowed view of the CSR arrays, what a PPR solver takes (docs/method/spec.md §2). For node `u`, its
 /// arcs are `offsets[u]..offsets[u + 1]`; arc `a` goes to `targets[a]` with weight `weights[a]`
 /// (> 0 unless a weight factor is 0) and type `edge_types[a]`.
 #[derive(Debug, Clone, Copy)]
@@ -387,7 +387,7 @@ impl Graph {
         &self.store.config
     }
 
-    /// The CSR arrays, borrowed (METHOD.md §2's input).
+    /// The CSR arrays, borrowed (docs/method/spec.md §2's input).
     pub fn csr(&self) -> CsrView<'_> {
         CsrView {
             offsets: &self.csr.offsets,
@@ -397,7 +397,7 @@ impl Graph {
         }
     }
 
-    /// The CSR as Personalized PageRank's symmetric input (METHOD.md §2;
+    /// The CSR as Personalized PageRank's symmetric input (docs/method/spec.md §2;
     /// [`crate::ppr::CsrGraph::new_symmetric`]: every edge is stored as two arcs of one weight),
     /// with the stored out-weights attached ([`crate::ppr::StaticOut`]). The arrays are checked
     /// and the out-weights summed once, on the first call (O(nodes + arcs)); later calls are O(1),
@@ -547,7 +547,7 @@ impl Graph {
     }
 
     /// Cosine of `query` with every fact vector, `[facts]` (CatRAG / HippoRAG 2 fact scoring,
-    /// METHOD.md §3), from the fact vectors' `i8` form ([`Graph::fact_vectors`]): an integer scan,
+    /// docs/method/spec.md §3), from the fact vectors' `i8` form ([`Graph::fact_vectors`]): an integer scan,
     /// with the best [`EXACT_TOP`] and the minimum scored again in `f32` against the stored rows
     /// ([`QuantizedRows::cosines_of_rows`]), so the seed facts and both ends of the min–max
     /// normalisation are exact for the stored vectors; each cosine is within the rows'

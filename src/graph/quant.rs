@@ -1,5 +1,5 @@
 //! Fact scoring at corpus scale: the cosine of a query with every fact vector (CatRAG §3 and
-//! HippoRAG 2 §3, "score every fact by cosine", METHOD.md §3) from an `i8` copy of the fact
+//! HippoRAG 2 §3, "score every fact by cosine", docs/method/spec.md §3) from an `i8` copy of the fact
 //! vectors, with the rows that decide the seeds scored again exactly.
 //!
 //! An `f32` scan reads 4 bytes per dimension (47.6k facts × 256 dimensions = 48.7 MB per query
@@ -18,7 +18,7 @@
 //! typically, at most about 1.5·10⁻² for unit vectors of 256 dimensions).
 //!
 //! The same copy of the entity vectors finds the entity most similar to a query mention
-//! (CatRAG's symbolic anchoring, METHOD.md §3): [`QuantizedRows::best`] gives exactly the row and
+//! (CatRAG's symbolic anchoring, docs/method/spec.md §3): [`QuantizedRows::best`] gives exactly the row and
 //! score of the `f32` scan, re-scoring only the rows that could beat the best lower bound.
 
 use crate::embed::{dot, VectorMatrix};

@@ -1,4 +1,4 @@
-//! Hand-worked graphs (METHOD.md §1): counts, weights, normalisation, duplicates, synonym edges
+//! Hand-worked graphs (docs/method/spec.md §1): counts, weights, normalisation, duplicates, synonym edges
 //! from hand-chosen vectors, incremental adds equal to one build, and bad input.
 
 use std::collections::BTreeMap;

@@ -1,5 +1,5 @@
 //! The knowledge graph held by an [`super::Index`] for the graph methods `hipporag` and `catrag`
-//! (METHOD.md §1–3): the [`Graph`] built from the corpus's OpenIE triples with one embedder, that
+//! (docs/method/spec.md §1–3): the [`Graph`] built from the corpus's OpenIE triples with one embedder, that
 //! embedder (for queries), the text pipeline (query NER), the hubs for diagnostics, the edge
 //! tierer, and how the build went.
 

@@ -38,7 +38,7 @@ pub use split::SplitIndex;
 pub use method::{EmbedderSlot, Family, Method, MethodInfo, MethodNeeds, MethodRow, Rerank, Stage};
 pub use knowledge::{FactText, GraphBuildReport, GraphStage, KnowledgeGraph, PassageFacts};
 
-/// Configuration of every index structure, with the defaults of METHOD.md. Serde names are the
+/// Configuration of every index structure, with the defaults of docs/method/spec.md. Serde names are the
 /// field names; every field has a default (`{}` is the default configuration); unknown keys are
 /// an error.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -46,11 +46,11 @@ pub use knowledge::{FactText, GraphBuildReport, GraphStage, KnowledgeGraph, Pass
 pub struct IndexConfig {
     /// BM25 parameters (k1 = 0.9, b = 0.4).
     pub bm25: Bm25Config,
-    /// The knowledge graph (METHOD.md §1: synonym threshold 0.8, top-k 100, weights 1.0).
+    /// The knowledge graph (docs/method/spec.md §1: synonym threshold 0.8, top-k 100, weights 1.0).
     pub graph: GraphConfig,
-    /// The graph methods' query-time parameters (METHOD.md §3) and CatRAG's ablation flags.
+    /// The graph methods' query-time parameters (docs/method/spec.md §3) and CatRAG's ablation flags.
     pub catrag: CatragConfig,
-    /// CAGE reranking (METHOD.md §4: α, β_cage, candidates) and its ablation flags.
+    /// CAGE reranking (docs/method/spec.md §4: α, β_cage, candidates) and its ablation flags.
     pub cage: CageConfig,
 }
 
@@ -119,7 +119,7 @@ pub struct Index {
 }
 
 /// How many times the query path ran each of its stages on one [`Index`]: the test hook behind
-/// "work is done once per query" (ARCHITECTURE.md). Two counters in [`Cell`]s, bumped by
+/// "work is done once per query" (docs/architecture.md). Two counters in [`Cell`]s, bumped by
 /// [`crate::search`]; reading or resetting them costs nothing else.
 #[doc(hidden)]
 #[derive(Debug, Default, Clone)]
@@ -254,7 +254,7 @@ impl Index {
         Ok(())
     }
 
-    /// Build the knowledge graph (METHOD.md §1) for the graph methods: rule-based OpenIE over
+    /// Build the knowledge graph (docs/method/spec.md §1) for the graph methods: rule-based OpenIE over
     /// every passage ([`crate::extract::extract_corpus`]), then [`GraphBuilder`] with `embedder`
     /// (the static embedder by default; queries are embedded with it too) and the index's
     /// [`GraphConfig`]. Replaces any graph built before. `progress(stage, done, total)` reports
@@ -309,7 +309,7 @@ impl Index {
     }
 
     /// The first step of a graph build from `triples`: a [`GraphBuilder`] with every passage's
-    /// triples added (METHOD.md §1), and the report so far. The builder keeps its own copies of
+    /// triples added (docs/method/spec.md §1), and the report so far. The builder keeps its own copies of
     /// the phrases, so the caller may free the triples before [`Index::complete_graph`].
     ///
     /// # Errors
@@ -377,7 +377,7 @@ impl Index {
     }
 
     /// Adopt `old`, a knowledge graph built over the first `n` passages of this corpus (the
-    /// previous index's, from [`Index::take_graph`]), and add passages `n..` to it (METHOD.md §1;
+    /// previous index's, from [`Index::take_graph`]), and add passages `n..` to it (docs/method/spec.md §1;
     /// the incremental add): only the new passages are run through OpenIE, only their new
     /// entities and facts are embedded, and only the new entities are compared with all others
     /// for synonym edges ([`Graph::extend`]); the result equals a full [`Index::build_graph`].
@@ -456,7 +456,7 @@ impl Index {
     }
 
     /// Use `recognizer` for the query mentions of CatRAG's symbolic anchoring instead of the text
-    /// pipeline's rule-based query NER (METHOD.md §3 channel B, "optional LLM NER"). Where it
+    /// pipeline's rule-based query NER (docs/method/spec.md §3 channel B, "optional LLM NER"). Where it
     /// fails or finds nothing, the rule-based mentions are used for that query. Kept until the
     /// graph is rebuilt.
     ///
@@ -630,7 +630,7 @@ impl Index {
         Ok(())
     }
 
-    /// Compute CAGE's graph embedding `Z` (METHOD.md §4) of every passage that has none yet
+    /// Compute CAGE's graph embedding `Z` (docs/method/spec.md §4) of every passage that has none yet
     /// under the current configuration, with the attached encoder ([`Index::attach_cage`]) and
     /// the static embedder's node features, and store them with the index (saved in the index
     /// file). Memoised: rows already computed with the same encoder, β and channel layout are
@@ -791,7 +791,7 @@ impl Index {
         Ok((graphs, batch))
     }
 
-    /// CAGE's passage graph (METHOD.md §4) of the passage at corpus position `i`, with β as
+    /// CAGE's passage graph (docs/method/spec.md §4) of the passage at corpus position `i`, with β as
     /// configured (1.5): what the page draws for a hit.
     ///
     /// # Errors

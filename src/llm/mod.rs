@@ -1,10 +1,10 @@
-//! The user's LLM endpoint (METHOD.md §3 "Dynamic edge weighting (LLM)", optional LLM NER and
+//! The user's LLM endpoint (docs/method/spec.md §3 "Dynamic edge weighting (LLM)", optional LLM NER and
 //! OpenIE; §5 answers for EM / F1 / JSR): an OpenAI-compatible chat-completions client behind the
 //! [`LlmClient`] trait, the prompts, and tolerant parsers of what small models really answer.
 //! It knows nothing of graphs: CatRAG's tiering state machine lives in
 //! [`crate::catrag::tiering`] and asks this module's clients for calls.
 //!
-//! Async I/O stays at the edge (ARCHITECTURE.md): the engine is synchronous. Natively
+//! Async I/O stays at the edge (docs/architecture.md): the engine is synchronous. Natively
 //! [`HttpClient`] (blocking `ureq`) is driven by the blocking tiering driver; in wasm,
 //! [`FetchClient`] (`fetch` with an `AbortController`) by the asynchronous one. Without an endpoint nothing here runs and nothing is sent anywhere.
 //!

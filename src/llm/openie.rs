@@ -1,4 +1,4 @@
-//! The endpoint's OpenIE at indexing and query NER for CatRAG's anchoring (METHOD.md §1
+//! The endpoint's OpenIE at indexing and query NER for CatRAG's anchoring (docs/method/spec.md §1
 //! "Triples", optional LLM OpenIE; §3 channel B, optional LLM NER), HippoRAG 2's prompts
 //! ([`prompts::openie_prompt`], [`prompts::ner_prompt`]) read by the tolerant parsers.
 //!

@@ -1,5 +1,5 @@
 //! The sweep layout of a symmetric graph: its nodes renumbered for locality and its arcs
-//! re-laid out for power iteration's gathering sweep (METHOD.md §2), computed once per graph
+//! re-laid out for power iteration's gathering sweep (docs/method/spec.md §2), computed once per graph
 //! beside the stored out-weights ([`super::StaticOut`]).
 //!
 //! A gathering sweep reads `mass[u]` for every arc `v → u` of every node `v`. In the stored

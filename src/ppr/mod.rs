@@ -1,4 +1,4 @@
-//! Personalized PageRank on a CSR graph, with a per-query weight overlay (METHOD.md §2).
+//! Personalized PageRank on a CSR graph, with a per-query weight overlay (docs/method/spec.md §2).
 //!
 //! This is the traversal step of HippoRAG 2 (Gutiérrez et al., 2025, §3) and of CatRAG (Lau et
 //! al., 2026, §3, step 8): given a teleport (reset) vector `r` over the graph's nodes, compute the
@@ -290,7 +290,7 @@ impl<'a> CsrGraph<'a> {
     }
 }
 
-/// Per-query multipliers on arcs: CatRAG's query-aware weights (METHOD.md §3; CatRAG §3: edge
+/// Per-query multipliers on arcs: CatRAG's query-aware weights (docs/method/spec.md §3; CatRAG §3: edge
 /// pruning to Weak, tiers {0, 0.25, 2.5, 5}, key-fact boost 1 + β), applied on top of the stored
 /// weights while PPR reads them. The stored graph is never modified; drop the overlay after the
 /// query.
@@ -369,7 +369,7 @@ pub enum PprMethod {
     Push,
 }
 
-/// Personalized PageRank parameters (METHOD.md §2).
+/// Personalized PageRank parameters (docs/method/spec.md §2).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct PprConfig {
@@ -553,7 +553,7 @@ impl PprSolver {
         Self::default()
     }
 
-    /// Personalized PageRank with the solver chosen by `config.method` (METHOD.md §2). The scores
+    /// Personalized PageRank with the solver chosen by `config.method` (docs/method/spec.md §2). The scores
     /// are then in [`scores`](Self::scores).
     ///
     /// - `graph`: the stored graph (never modified);
@@ -867,7 +867,7 @@ pub struct RankedPassage {
     pub score: f64,
 }
 
-/// Rank passage nodes by PPR score (METHOD.md §2: "rank passage nodes by π; ties break by passage
+/// Rank passage nodes by PPR score (docs/method/spec.md §2: "rank passage nodes by π; ties break by passage
 /// id"), keeping the best `top_k` (all when `top_k ≥` the number of passages).
 ///
 /// `passage_nodes[i]` is the graph node of passage `i`. Order: score descending, then passage

@@ -1,4 +1,4 @@
-//! Power iteration for Personalized PageRank (METHOD.md §2; HippoRAG 2 §3, CatRAG §3).
+//! Power iteration for Personalized PageRank (docs/method/spec.md §2; HippoRAG 2 §3, CatRAG §3).
 //!
 //! One sweep computes, from the current iterate `π`,
 //!

@@ -1,5 +1,5 @@
 //! Forward push for Personalized PageRank (Andersen, Chung & Lang, "Local graph partitioning
-//! using PageRank vectors", FOCS 2006; METHOD.md §2).
+//! using PageRank vectors", FOCS 2006; docs/method/spec.md §2).
 //!
 //! Keeps an estimate `p` (starts at 0) and a residual `res` (starts at `r`) with the invariant
 //!

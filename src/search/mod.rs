@@ -397,7 +397,7 @@ impl Index {
         Ok(field.vectors().scores(&q)?.into_iter().enumerate().map(|(i, s)| (i as u32, s)).collect())
     }
 
-    /// A CAGE method (METHOD.md §4): its first stage's top N ([`crate::cage::CageConfig::candidates`],
+    /// A CAGE method (docs/method/spec.md §4): its first stage's top N ([`crate::cage::CageConfig::candidates`],
     /// 20) once, each candidate's relevance, coherence over their stored graph embeddings (an
     /// N × N cosine matrix; no encoder runs) fused with α, the top `k`.
     fn cage_stage(&self, ctx: &QueryContext<'_>, k: usize, method: Method, trace: &mut Trace) -> Result<Vec<Hit>> {
@@ -444,7 +444,7 @@ impl Index {
         Ok(hits)
     }
 
-    /// A graph method's search with everything the graph step computed (METHOD.md §2–3;
+    /// A graph method's search with everything the graph step computed (docs/method/spec.md §2–3;
     /// [`crate::catrag::Retriever::retrieve`]): the query is embedded once with the static
     /// embedder for the dense passage weights (and with the graph's embedder for the facts, if
     /// that is another one), its mentions are found by the text pipeline's query NER (CatRAG with
@@ -811,7 +811,7 @@ impl Index {
         })
     }
 
-    /// A CAGE method's search (METHOD.md §4; [`Index::run`]): the first stage's top N once,
+    /// A CAGE method's search (docs/method/spec.md §4; [`Index::run`]): the first stage's top N once,
     /// coherence over the candidates' stored graph embeddings (an N × N cosine matrix; no encoder
     /// runs) and fusion. Returns the top `k` hits (score = fused score) with their [`Reranked`]
     /// details.

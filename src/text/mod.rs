@@ -4,7 +4,7 @@
 //! - [`Analyzer`] ([`analyze`]): the lexical chain for BM25 and highlighting (UAX #29 words,
 //!   lower case, NLTK stop words, Snowball stems);
 //! - [`Pipeline`]: the linguistic analysis that OpenIE extraction, CAGE's passage graphs and
-//!   CatRAG's query anchoring stand on (METHOD.md §1, §3, §4), built from published resources
+//!   CatRAG's query anchoring stand on (docs/method/spec.md §1, §3, §4), built from published resources
 //!   so that it runs in the browser without spaCy.
 //!
 //! [`Pipeline::analyze`] turns a passage into a [`Document`]:
@@ -536,7 +536,7 @@ impl Pipeline {
         doc.coreferences = out;
     }
 
-    /// Find the entity mentions of a query (CatRAG's symbolic anchoring input, METHOD.md §3):
+    /// Find the entity mentions of a query (CatRAG's symbolic anchoring input, docs/method/spec.md §3):
     /// quoted titles, dates, gazetteer places, capitalised spans and numbers, in text order
     /// with byte offsets into `query`. See [`ner`] for the rules. Never fails; an empty or
     /// mention-free query gives an empty vector.

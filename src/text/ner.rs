@@ -1,6 +1,6 @@
 //! Query named-entity recognition (rule-based) and the place-name gazetteer.
 //!
-//! CatRAG's symbolic anchoring (METHOD.md §3, channel B) runs NER on the query and maps each
+//! CatRAG's symbolic anchoring (docs/method/spec.md §3, channel B) runs NER on the query and maps each
 //! mention to a graph node. Offline, Cairn finds mentions with rules, in order of priority:
 //! 1. **quoted titles**: the words between matching quotes (`"…"`, `“…”`, `‘…’`, `'…'`), at most
 //!    [`MAX_QUOTED_TOKENS`] tokens;

@@ -1,8 +1,8 @@
-//! Entity-name normalisation (METHOD.md §1, "Nodes": one node per distinct normalised phrase).
+//! Entity-name normalisation (docs/method/spec.md §1, "Nodes": one node per distinct normalised phrase).
 //!
 //! HippoRAG 2 keys its entity nodes by `re.sub('[^A-Za-z0-9 ]', ' ', text.lower()).strip()`,
 //! which keeps ASCII only and so merges every non-Latin name into nothing. Cairn keeps the same
-//! intent with Unicode classes, and also folds leading articles (METHOD.md §1):
+//! intent with Unicode classes, and also folds leading articles (docs/method/spec.md §1):
 //!
 //! 1. NFKC (composed and decomposed "é" agree; full-width forms and ligatures fold) with
 //!    accents folded ([`crate::text::fold::fold_diacritics`]: "Pál Erdős", "Pal Erdos" and
@@ -54,7 +54,7 @@ fn fold(phrase: &str) -> String {
 /// apostrophes deleted, white space collapsed, one leading article dropped). Empty when the
 /// phrase has no letter, number or mark. Never panics; linear in the phrase's length.
 ///
-/// Source: METHOD.md §1 ("entity nodes: normalised subject/object phrases"); HippoRAG 2's
+/// Source: docs/method/spec.md §1 ("entity nodes: normalised subject/object phrases"); HippoRAG 2's
 /// `text_processing`, extended to Unicode.
 pub fn normalize_entity(phrase: &str) -> String {
     let mut key = fold(phrase);

@@ -9,7 +9,7 @@ import {
 
 // ---------------------------------------------------------------- CAGE
 //
-// CAGE (METHOD.md §4) reranks the first stage's top 20 by the coherence of their passage graphs'
+// CAGE (docs/method/spec.md §4) reranks the first stage's top 20 by the coherence of their passage graphs'
 // R-GCN embeddings Z. Z depends on the passage alone, so it is computed once per passage and
 // stored in the engine (and in a saved index): the main package builds the graphs and tensors of
 // passages without one (Engine.cageMissing), the R-GCN runs with tract in the MiniLM package's

@@ -5,7 +5,7 @@ import { shorten } from './format.js';
 import { methodInfo } from './methods.js';
 import { state } from './state.js';
 
-// CAGE (METHOD.md §4) reranks a first stage's top N (methods(): `candidates`) by the coherence
+// CAGE (docs/method/spec.md §4) reranks a first stage's top N (methods(): `candidates`) by the coherence
 // of their passage graphs. Each result shows its relevance (cos(query, passage), static
 // embedder), its coherence (mean cosine of its R-GCN graph embedding with the other
 // candidates') and the fused score, and a "Passage graph" toggle that asks the worker for

@@ -1,5 +1,5 @@
 //! `cairn eval`: Recall@k, FCR@k (and with an endpoint EM, F1, JSR) of a method on a dataset
-//! folder (docs: README "What works today"; the metrics are METHOD.md §5).
+//! folder (docs: README "What works today"; the metrics are docs/method/spec.md §5).
 
 use std::path::PathBuf;
 use std::sync::Arc;

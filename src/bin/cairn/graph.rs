@@ -29,7 +29,7 @@ pub(crate) struct GraphArgs {
 }
 
 /// `cairn graph`: build the knowledge graph of a dataset folder (rule-based OpenIE + the
-/// static embedder, METHOD.md §1) and report what it holds and what it cost, then time adding
+/// static embedder, docs/method/spec.md §1) and report what it holds and what it cost, then time adding
 /// the last `--add` passages to a graph built on the others.
 pub(crate) fn graph(a: GraphArgs) -> CliResult<()> {
     let dataset = Dataset::load(&a.data).map_err(|e| e.to_string())?;

@@ -51,7 +51,7 @@ mod cli {
 
     #[derive(Subcommand)]
     enum Command {
-        /// Recall@2, Recall@5 and FCR@5 of a method on a dataset folder (METHOD.md §5).
+        /// Recall@2, Recall@5 and FCR@5 of a method on a dataset folder (docs/method/spec.md §5).
         Eval(EvalArgs),
         /// Indexing speed, query latency and memory on a dataset folder; one JSON object.
         Bench(BenchArgs),

@@ -56,7 +56,7 @@ impl Bm25Args {
     }
 }
 
-/// The graph methods' settings (METHOD.md §3) and CatRAG's ablations.
+/// The graph methods' settings (docs/method/spec.md §3) and CatRAG's ablations.
 #[derive(Args)]
 pub(crate) struct CatragArgs {
     /// CatRAG ablation: no symbolic anchoring (channel B).
@@ -123,7 +123,7 @@ impl CatragArgs {
     }
 }
 
-/// CAGE's settings (METHOD.md §4) and ablations.
+/// CAGE's settings (docs/method/spec.md §4) and ablations.
 #[derive(Args)]
 pub(crate) struct CageArgs {
     /// CAGE fusion weight α of cos(query, p) (the rest goes to min-max coherence).
@@ -143,7 +143,7 @@ pub(crate) struct CageArgs {
     pub(crate) plain_gcn: bool,
     /// CAGE's relevance term: `first-stage` (the first stage's scores, min-max normalised,
     /// so coherence only reorders close candidates), `rank` (the first stage's rank, so a
-    /// candidate moves at most ⌊(1 − α)/α · (N − 1)⌋ places) or `cosine` (METHOD.md §4).
+    /// candidate moves at most ⌊(1 − α)/α · (N − 1)⌋ places) or `cosine` (docs/method/spec.md §4).
     #[arg(long, value_name = "cosine|first-stage|rank")]
     pub(crate) cage_relevance: Option<String>,
     /// CAGE anchors m: coherence with the first stage's top m candidates (0 = all N).
