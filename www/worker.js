@@ -158,12 +158,19 @@ function methodsInfo() {
   };
 }
 
+// The page's engine configuration. The graph methods keep the static table's dense passage
+// prior when MiniLM's vectors are attached for dense-minilm: the engine's transformer prior
+// (docs/method/graph.md §3) would embed every graph query with MiniLM too (one MiniLM call per
+// CatRAG or HippoRAG search), which in the page made those searches about 10× slower once
+// Dense (MiniLM) had been used, and changed their results without saying so.
+const ENGINE_CONFIG = { catrag: { no_transformer_prior: true } };
+
 /**
  * A new, empty engine, with the static embedder when it has been loaded before: it shares the
  * current engine's table rather than loading a second copy into the engine's memory.
  */
 function newEngine() {
-  return engine ? engine.emptyLike(undefined) : new Engine(undefined);
+  return engine ? engine.emptyLike(ENGINE_CONFIG) : new Engine(ENGINE_CONFIG);
 }
 
 /** The kind of input a file name stands for: JSONL passages or a text/Markdown document. */
@@ -810,7 +817,7 @@ async function loadIndexBytes(bytes, name, extraTiming = {}) {
         const [table, vocabBytes] = await download([EMBEDDER_TABLE_URL, EMBEDDER_VOCAB_URL]);
         const vocab = new TextDecoder('utf-8', { fatal: true }).decode(vocabBytes);
         target.free();
-        target = new Engine(undefined);
+        target = new Engine(ENGINE_CONFIG);
         target.loadStaticEmbedder(table, vocab, undefined);
         embedderFiles = { dims: staticDims(target) };
       }
@@ -1213,7 +1220,7 @@ let wasmExports = null; // the module's exports: its linear memory, for the stat
 let queue = init()
   .then((exports) => {
     wasmExports = exports;
-    engine = new Engine(undefined);
+    engine = new Engine(ENGINE_CONFIG);
     info = { methods: methods(), version: version() };
     METHOD_INFO = new Map(info.methods.map((m) => [m.name, m]));
     CAGE_METHODS = info.methods.filter((m) => m.needs.cage).map((m) => m.name);
