@@ -82,7 +82,7 @@ test('npm start on a fresh copy serves the page; its signal stops it and its chi
   let output = '';
   // when each step said it was done, for the diagnostics (seconds since the start)
   const marks = [];
-  const STEPS = /\[setup\] ready|Finished `release`|\[wasm-opt\][^\n]*|compiled successfully|Cairn is running/g;
+  const STEPS = /\[setup\] ready|Finished `release`|\[wasm-opt\][^\n]*|compiled (?:successfully|with \d+ warnings?)|Cairn is running/g;
   const take = (d) => {
     output += d;
     for (const m of String(d).match(STEPS) || []) marks.push(`${m.slice(0, 60)} @ ${((Date.now() - t0) / 1000).toFixed(0)} s`);
