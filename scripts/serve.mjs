@@ -14,7 +14,6 @@ import http from 'node:http';
 import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import sirv from 'sirv';
 
 const HOST = '127.0.0.1';
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -36,7 +35,7 @@ function normalizeMounts(mounts) {
     .sort((a, b) => b[0].length - a[0].length);
 }
 
-function handlerFor(dir, gzip = false) {
+function handlerFor(sirv, dir, gzip = false) {
   return sirv(dir, {
     gzip, // serve FILE.gz for FILE when the browser accepts gzip (as a compressing host would)
     dev: true, // look files up on each request, so a rebuild is served without a restart
@@ -66,8 +65,11 @@ export async function serve({ dir = DEFAULT_DIR, port = 0, mounts = {}, gzip = f
   if (!fs.existsSync(path.join(root, 'index.html'))) {
     throw new Error(`${root} has no index.html: build the page first (npm run build)`);
   }
-  const mounted = normalizeMounts(mounts).map(([prefix, abs]) => [prefix, handlerFor(abs, gzip)]);
-  const main = handlerFor(root, gzip);
+  // sirv is an npm package: imported here, not at the top, so that `npm start` can read its
+  // options (parseArgs) before its set-up step has installed the packages.
+  const { default: sirv } = await import('sirv');
+  const mounted = normalizeMounts(mounts).map(([prefix, abs]) => [prefix, handlerFor(sirv, abs, gzip)]);
+  const main = handlerFor(sirv, root, gzip);
 
   const server = http.createServer((req, res) => {
     if (req.method !== 'GET' && req.method !== 'HEAD') {

@@ -10,6 +10,10 @@
 // The page is built only when one of its inputs changed (a hash of them is kept in dist/).
 // The background build writes its output to target/start-transformer.log and prints one line when
 // it is done (or failed). Ctrl-C stops the server and the background build.
+//
+// It is the first command of a fresh clone: everything it imports before its set-up step has run
+// is Node's own (serve.mjs imports its npm package, sirv, only when it starts serving);
+// tests/scripts/fresh-start.mjs runs it from a copy of the repository without node_modules.
 import { spawn, spawnSync } from 'node:child_process';
 import crypto from 'node:crypto';
 import fs from 'node:fs';

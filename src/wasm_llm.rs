@@ -239,7 +239,8 @@ impl LlmEndpoint {
     }
 
     /// A short answer to `query` written by the endpoint from passages `[{title, text}]` (the
-    /// top 5 of a search; HippoRAG's QA prompt, at most 48 tokens). Resolves to
+    /// top 5 of a search; HippoRAG's QA prompt, at most 48 tokens), within the answer deadline
+    /// ([`crate::llm::LlmConfig::answer_deadline_ms`]). Resolves to
     /// [`crate::llm::parse::parse_answer`] of the reply; rejects with the client's error.
     pub fn answer(&self, query: &str, passages: JsValue) -> Result<js_sys::Promise, JsError> {
         #[derive(serde::Deserialize)]
@@ -253,7 +254,7 @@ impl LlmEndpoint {
         let req = crate::llm::prompts::answer_prompt(query, &ps);
         let client = self.client.clone();
         client.resume();
-        client.begin_query(None);
+        client.begin_answer(query);
         Ok(wasm_bindgen_futures::future_to_promise(async move {
             let r = client.chat(&req).await.map_err(|e| JsValue::from(js_err(e)))?;
             // The one answer parser of every caller: reasoning blocks stripped, the last

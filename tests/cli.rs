@@ -568,3 +568,118 @@ fn methods_a_test_row_alone_reaches_the_cli() {
     assert_eq!(bm25.len(), 3);
     assert_eq!(ranked("test-bm25"), bm25);
 }
+
+/// `cairn query … | head`: a reader that closes the pipe before `cairn` writes ends it quietly
+/// with status 0 (as `grep` ends), not with a "Broken pipe" panic (status 101).
+#[test]
+fn a_closed_output_pipe_ends_query_quietly() {
+    use std::process::Stdio;
+    for args in [
+        &["query", "--data", "tests/fixtures/tiny", "--k", "6", "omega"][..],
+        &["query", "--data", "tests/fixtures/tiny", "--json", "omega"][..],
+        &["eval", "--data", "tests/fixtures/tiny", "--method", "bm25"][..],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_cairn"))
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run cairn");
+        // The reader goes away before cairn has built its index, so every write meets a closed pipe.
+        drop(child.stdout.take());
+        let out = child.wait_with_output().expect("wait for cairn");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {:?}, stderr {err}", out.status);
+        assert!(err.is_empty(), "{args:?}: nothing on stderr, got {err}");
+    }
+}
+
+/// Counts of 0 are argument errors (status 2, naming the flag), not an empty result.
+#[test]
+fn zero_counts_are_argument_errors() {
+    for (args, flag) in [
+        (&["query", "--data", "tests/fixtures/tiny", "--k", "0", "omega"][..], "--k"),
+        (&["eval", "--data", "tests/fixtures/tiny", "--k", "0"][..], "--k"),
+        (&["eval", "--data", "tests/fixtures/tiny", "--limit", "0"][..], "--limit"),
+        (&["bench", "--data", "tests/fixtures/tiny", "--queries", "0"][..], "--queries"),
+        (&["eval", "--data", "tests/fixtures/tiny", "--llm-answer-deadline-ms", "0"][..], "--llm-answer-deadline-ms"),
+    ] {
+        let (code, out, err) = cairn(args);
+        assert_eq!(code, 2, "{args:?}: stdout {out}, stderr {err}");
+        assert!(out.is_empty(), "{args:?}: nothing on stdout: {out}");
+        assert!(err.contains(flag) && err.contains("must be at least 1"), "{args:?}: {err}");
+    }
+    let (code, _, err) = cairn(&["query", "--data", "tests/fixtures/tiny", "--k", "two", "omega"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("\"two\" is not a whole number"), "{err}");
+}
+
+/// `query --json` alone: one JSON object with the ranked hits (the order computed by hand in
+/// `eval_corpus_setting_by_hand`: p4, p5, p6 for "omega").
+#[test]
+fn query_json_without_explain() {
+    let (code, out, err) = cairn(&["query", "--data", "tests/fixtures/tiny", "--k", "3", "--json", "omega"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.lines().count(), 1, "one JSON line: {out}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["query"], "omega");
+    assert_eq!(v["method"], "bm25");
+    assert!(v["weak"].is_null());
+    let hits = v["hits"].as_array().unwrap();
+    let ids: Vec<&str> = hits.iter().map(|h| h["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, ["p4", "p5", "p6"]);
+    assert_eq!(hits[0]["rank"], 1);
+    assert_eq!(hits[0]["title"], "P4");
+    assert_eq!(hits[0]["text"], "omega omega omega");
+    let scores: Vec<f64> = hits.iter().map(|h| h["score"].as_f64().unwrap()).collect();
+    assert!(scores[0] > scores[1] && scores[1] > scores[2], "{scores:?}");
+    // a query that matches nothing: no hits, still one object
+    let (code, out, _) = cairn(&["query", "--data", "tests/fixtures/tiny", "--json", "zebra"]);
+    assert_eq!(code, 0);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["hits"].as_array().unwrap().len(), 0);
+}
+
+/// `--answer` against an endpoint that accepts the connection and never answers: each answer
+/// ends at --llm-answer-deadline-ms (here 400 ms) and counts as failed; after three failures in a
+/// row the circuit breaker refuses the rest at once. Without the deadline each question waited
+/// for the request timeout (120 s by default).
+#[test]
+fn answers_from_a_hung_endpoint_end_at_their_deadline() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for c in listener.incoming() {
+            held.push(c); // accepted, never read, never answered
+        }
+    });
+    let (code, out, err) = cairn(&[
+        "eval",
+        "--data",
+        "tests/fixtures/tiny",
+        "--method",
+        "bm25",
+        "--llm",
+        &url,
+        "--llm-model",
+        "m",
+        "--answer",
+        "--llm-answer-deadline-ms",
+        "400",
+        "--json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let llm = &v["llm"];
+    assert_eq!(llm["answer_deadline_ms"], 400, "{llm}");
+    assert_eq!(llm["answer_calls"], 3, "{llm}");
+    assert_eq!(v["answers"]["failed"], 3, "{v}");
+    assert_eq!(v["answers"]["questions"], 3, "{v}");
+    // Each question waited for its answer's deadline (400 ms; a loaded machine may add some),
+    // never for the request timeout (120 s) or its retries.
+    let per_query = llm["answer_ms_per_query"].as_f64().unwrap();
+    assert!(per_query <= 400.0 + 1_000.0, "answers took {per_query} ms per question: {llm}");
+    assert!(per_query >= 380.0, "the calls were not waited for: {llm}");
+}

@@ -78,7 +78,7 @@ import { loadGraph } from './engine/graph.js';
 import { DEMO_NAME, baseName, kindOf, loadDemo, runIndex, uniqueName } from './engine/indexing.js';
 import { handleLlm, searchWithLlm } from './engine/llm.js';
 import {
-  CAGE_METHODS, METHOD_INFO, embedderDownload, engine, info, llm, message, methodsInfo, now, post, postError,
+  CAGE_METHODS, ENGINE_CONFIG, METHOD_INFO, embedderDownload, engine, info, llm, message, methodsInfo, now, post, postError,
   setCAGE_METHODS, setEngine, setInfo, setLlmOpenieCancel, setMETHOD_INFO, setMinilmCancel, setWasmExports, stats,
   wasmExports,
 } from './engine/state.js';
@@ -203,7 +203,7 @@ async function handle(msg, early) {
 let queue = init()
   .then((exports) => {
     setWasmExports(exports);
-    setEngine(new Engine(undefined));
+    setEngine(new Engine(ENGINE_CONFIG));
     setInfo({ methods: methods(), version: version() });
     setMETHOD_INFO(new Map(info.methods.map((m) => [m.name, m])));
     setCAGE_METHODS(info.methods.filter((m) => m.needs.cage).map((m) => m.name));

@@ -119,9 +119,15 @@ impl FetchClient {
     }
 
     /// Start (or continue) the calls of `query` (its deadline, [`LlmConfig::query_deadline_ms`]);
-    /// `None` for calls outside a query (a connection test, an answer).
+    /// `None` for calls outside a query (a connection test).
     pub fn begin_query(&self, query: Option<&str>) {
         self.policy.begin(query, js_sys::Date::now());
+    }
+
+    /// Start the answer to `question`: its call has its own deadline
+    /// ([`LlmConfig::answer_deadline_ms`], [`super::policy::Policy::begin_answer`]).
+    pub fn begin_answer(&self, question: &str) {
+        self.policy.begin_answer(question, js_sys::Date::now());
     }
 
     /// Whether the circuit breaker is open now (calls fail at once).

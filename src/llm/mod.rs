@@ -37,7 +37,7 @@ use crate::error::{Error, Result};
 /// `Retry-After` in seconds is honoured up to that cap) on 429, 5xx, timeouts and connection
 /// failures (never on other 4xx refusals or, in the page, CORS refusals), concurrency 2,
 /// per-query deadline 5 s (the per-query call budget is CatRAG's: `CatragConfig::llm_call_budget`),
-/// circuit breaker after 3 failed calls in a row for 30 s ([`policy`]).
+/// per-answer deadline 10 s, circuit breaker after 3 failed calls in a row for 30 s ([`policy`]).
 #[derive(Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct LlmConfig {
@@ -68,8 +68,13 @@ pub struct LlmConfig {
     /// Wall-clock milliseconds all the endpoint's calls for one query (tier prompts, summaries,
     /// query NER) may take together; past it the query's remaining calls fail at once and its
     /// edges fall back to Weak ([`policy::Policy`]). Does not apply to indexing-time OpenIE or
-    /// to generated answers (their requests have [`LlmConfig::timeout_ms`]). Default 5000.
+    /// to generated answers (they have [`LlmConfig::answer_deadline_ms`]). Default 5000.
     pub query_deadline_ms: u64,
+    /// Wall-clock milliseconds a generated answer's calls (its request, retries and back-offs)
+    /// may take together ([`LlmClient::begin_answer`]); past it the answer fails at once and is
+    /// counted as failed, as the query deadline does for the tiers. Default 10 000 (one longer
+    /// generation than a tier prompt's).
+    pub answer_deadline_ms: u64,
     /// Calls failing in a row (after their retries) that open the circuit breaker. Default 3.
     pub breaker_failures: u32,
     /// How long an open breaker refuses calls at once, milliseconds; then one call is tried.
@@ -89,6 +94,7 @@ impl std::fmt::Debug for LlmConfig {
             .field("retries", &self.retries)
             .field("concurrency", &self.concurrency)
             .field("query_deadline_ms", &self.query_deadline_ms)
+            .field("answer_deadline_ms", &self.answer_deadline_ms)
             .field("breaker_failures", &self.breaker_failures)
             .field("breaker_cooldown_ms", &self.breaker_cooldown_ms)
             .finish()
@@ -109,6 +115,7 @@ impl Default for LlmConfig {
             max_backoff_ms: 8_000,
             concurrency: 2,
             query_deadline_ms: 5_000,
+            answer_deadline_ms: 10_000,
             breaker_failures: 3,
             breaker_cooldown_ms: 30_000,
         }
@@ -126,7 +133,7 @@ impl LlmConfig {
     /// # Errors
     /// [`Error::Config`] for a base URL that is not `http://` or `https://`, an empty model, a
     /// temperature outside [0, 2], `max_tokens`, `timeout_ms`, `concurrency`,
-    /// `query_deadline_ms` or `breaker_failures` of 0.
+    /// `query_deadline_ms`, `answer_deadline_ms` or `breaker_failures` of 0.
     pub fn validate(&self) -> Result<()> {
         let u = self.base_url.trim();
         if !(u.starts_with("http://") || u.starts_with("https://")) || u.len() <= "https://".len() {
@@ -149,6 +156,7 @@ impl LlmConfig {
             ("timeout_ms", self.timeout_ms),
             ("concurrency", self.concurrency as u64),
             ("query_deadline_ms", self.query_deadline_ms),
+            ("answer_deadline_ms", self.answer_deadline_ms),
             ("breaker_failures", self.breaker_failures as u64),
         ] {
             if v == 0 {
@@ -235,6 +243,15 @@ pub trait LlmClient: Send + Sync {
     /// outside a query (indexing, answers). Default: nothing (a client without a policy).
     fn begin_query(&self, query: Option<&str>) {
         let _ = query;
+    }
+
+    /// Say that the next call generates the answer to `question`: it starts the answer's own
+    /// deadline ([`LlmConfig::answer_deadline_ms`]), which bounds that call's request, retries
+    /// and back-offs as the query deadline bounds the tiers' calls. Default: as
+    /// `begin_query(None)` (a client without a policy).
+    fn begin_answer(&self, question: &str) {
+        let _ = question;
+        self.begin_query(None);
     }
 }
 

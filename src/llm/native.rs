@@ -137,6 +137,10 @@ impl LlmClient for HttpClient {
         self.policy.begin(query, self.now());
     }
 
+    fn begin_answer(&self, question: &str) {
+        self.policy.begin_answer(question, self.now());
+    }
+
     fn chat(&self, request: &ChatRequest) -> Result<ChatResponse> {
         let body = request_body(&self.config, request).to_string();
         let permit = self.policy.permit(self.config.timeout_ms, self.now())?;

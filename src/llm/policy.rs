@@ -6,7 +6,9 @@
 //!   is the smaller of [`LlmConfig::timeout_ms`] and the time left, retries and back-offs only
 //!   happen while time is left, and once it is spent the query's remaining calls fail at once
 //!   (the engine makes their edges Weak: CatRAG's offline ranking). So a hung endpoint costs a
-//!   query at most the deadline, not `timeout × attempts × calls`.
+//!   query at most the deadline, not `timeout × attempts × calls`. A generated answer has a
+//!   deadline of its own ([`LlmConfig::answer_deadline_ms`], default 10 s; [`Policy::begin_answer`]),
+//!   with the same rules.
 //! - **Circuit breaker** (Nygard, *Release It!*, ch. 5 "Circuit Breaker"):
 //!   [`LlmConfig::breaker_failures`] (default 3) calls failing in a row open it; while open
 //!   (for [`LlmConfig::breaker_cooldown_ms`], default 30 s) every call fails at once with a
@@ -24,9 +26,11 @@ use crate::error::{Error, Result};
 
 #[derive(Debug, Default)]
 struct State {
-    /// The query under way and its deadline (ms), `None` outside a query (indexing, answers).
+    /// The query (or answer) under way, its deadline (ms) and that deadline's length (ms);
+    /// `None` outside one (indexing).
     query: Option<String>,
     deadline: Option<f64>,
+    deadline_len_ms: u64,
     /// Calls failed in a row.
     failures: u32,
     /// The breaker is open until this time (ms).
@@ -42,6 +46,7 @@ struct State {
 #[derive(Debug)]
 pub struct Policy {
     deadline_ms: u64,
+    answer_deadline_ms: u64,
     breaker_failures: u32,
     cooldown_ms: u64,
     state: Mutex<State>,
@@ -60,6 +65,7 @@ impl Policy {
     pub fn new(config: &LlmConfig) -> Self {
         Policy {
             deadline_ms: config.query_deadline_ms,
+            answer_deadline_ms: config.answer_deadline_ms,
             breaker_failures: config.breaker_failures,
             cooldown_ms: config.breaker_cooldown_ms,
             state: Mutex::new(State::default()),
@@ -72,8 +78,8 @@ impl Policy {
 
     /// Start (or continue) the calls of `query` at time `now`: a new query text starts a new
     /// deadline; the same text keeps the running one. `None`: calls outside any query
-    /// (indexing-time OpenIE, generated answers) have no deadline, only their request timeout
-    /// (the breaker still applies).
+    /// (indexing-time OpenIE) have no deadline, only their request timeout (the breaker still
+    /// applies). Generated answers start theirs with [`Policy::begin_answer`].
     pub fn begin(&self, query: Option<&str>, now: f64) {
         let mut s = self.lock();
         match query {
@@ -84,9 +90,20 @@ impl Policy {
             Some(q) if s.query.as_deref() != Some(q) => {
                 s.query = Some(q.to_string());
                 s.deadline = Some(now + self.deadline_ms as f64);
+                s.deadline_len_ms = self.deadline_ms;
             }
             Some(_) => {}
         }
+    }
+
+    /// Start the answer to `question` at `now`: its call (request, retries, back-offs) must end
+    /// within [`LlmConfig::answer_deadline_ms`], after which it is refused at once. Each call
+    /// starts a new deadline (one answer, one call); the next query's calls start their own.
+    pub fn begin_answer(&self, question: &str, now: f64) {
+        let mut s = self.lock();
+        s.query = Some(format!("\u{1}answer {question}"));
+        s.deadline = Some(now + self.answer_deadline_ms as f64);
+        s.deadline_len_ms = self.answer_deadline_ms;
     }
 
     /// May a call start at `now`, and with how much time?
@@ -110,9 +127,14 @@ impl Policy {
             let left = d - now;
             if left < 1.0 {
                 s.refused += 1;
+                let what = if s.query.as_deref().is_some_and(|q| q.starts_with('\u{1}')) {
+                    "answer"
+                } else {
+                    "query"
+                };
                 return Err(Error::Llm(format!(
-                    "not called: the query's deadline of {} ms is spent",
-                    self.deadline_ms
+                    "not called: the {what}'s deadline of {} ms is spent",
+                    s.deadline_len_ms
                 )));
             }
             budget = budget.min(left as u64);
@@ -162,6 +184,7 @@ mod tests {
     fn policy() -> Policy {
         let mut c = LlmConfig::new("http://x", "m");
         c.query_deadline_ms = 2_000;
+        c.answer_deadline_ms = 3_000;
         c.breaker_failures = 3;
         c.breaker_cooldown_ms = 10_000;
         Policy::new(&c)
@@ -184,6 +207,22 @@ mod tests {
         p.begin(None, 2_600.0);
         assert_eq!(p.permit(60_000, 99_999.0).unwrap().budget_ms, 60_000);
         assert_eq!(p.counters(), (1, 0));
+    }
+
+    #[test]
+    fn an_answer_has_its_own_deadline() {
+        let p = policy();
+        p.begin(Some("q1"), 0.0);
+        p.begin_answer("q1", 1_000.0);
+        assert_eq!(p.permit(60_000, 1_000.0).unwrap().budget_ms, 3_000, "not the query's 1 000 ms left");
+        assert_eq!(p.permit(60_000, 3_500.0).unwrap().budget_ms, 500);
+        let e = p.permit(60_000, 4_000.0).unwrap_err().to_string();
+        assert_eq!(e, "LLM endpoint: not called: the answer's deadline of 3000 ms is spent");
+        // The same question's next answer starts again; a query afterwards has its own deadline.
+        p.begin_answer("q1", 4_000.0);
+        assert_eq!(p.permit(60_000, 4_000.0).unwrap().budget_ms, 3_000);
+        p.begin(Some("q1"), 5_000.0);
+        assert_eq!(p.permit(60_000, 5_000.0).unwrap().budget_ms, 2_000);
     }
 
     #[test]

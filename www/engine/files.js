@@ -4,7 +4,7 @@ import { Engine, textPipelineLoaded } from '../../pkg/cairn.js';
 import { EMBEDDER_TABLE_URL, EMBEDDER_VOCAB_URL, ensureTextPipeline, forgetMinilmVectors } from './embedders.js';
 import { gunzip, isGzip } from './load.js';
 import {
-  downloadWithProgress, embedderFiles, engine, message, methodsInfo, newEngine, now, post, postError, progressPoster,
+  ENGINE_CONFIG, downloadWithProgress, embedderFiles, engine, message, methodsInfo, newEngine, now, post, postError, progressPoster,
   setEmbedderFiles, setEngine, setSourceNames, sourceNames, staticDims, stats,
 } from './state.js';
 
@@ -46,7 +46,7 @@ export async function loadIndexBytes(bytes, name, extraTiming = {}) {
         const [table, vocabBytes] = await downloadWithProgress([EMBEDDER_TABLE_URL, EMBEDDER_VOCAB_URL]);
         const vocab = new TextDecoder('utf-8', { fatal: true }).decode(vocabBytes);
         target.free();
-        target = new Engine(undefined);
+        target = new Engine(ENGINE_CONFIG);
         target.loadStaticEmbedder(table, vocab, undefined);
         setEmbedderFiles({ dims: staticDims(target) });
       }

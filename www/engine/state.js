@@ -139,12 +139,19 @@ export function methodsInfo() {
   };
 }
 
+// The page's engine configuration. The graph methods keep the static table's dense passage
+// prior when MiniLM's vectors are attached for dense-minilm: the engine's transformer prior
+// (docs/method/graph.md §3) would embed every graph query with MiniLM too (one MiniLM call per
+// CatRAG or HippoRAG search), which in the page made those searches about 10× slower once
+// Dense (MiniLM) had been used, and changed their results without saying so.
+export const ENGINE_CONFIG = { catrag: { no_transformer_prior: true } };
+
 /**
  * A new, empty engine, with the static embedder when it has been loaded before: it shares the
  * current engine's table rather than loading a second copy into the engine's memory.
  */
 export function newEngine() {
-  return engine ? engine.emptyLike(undefined) : new Engine(undefined);
+  return engine ? engine.emptyLike(ENGINE_CONFIG) : new Engine(ENGINE_CONFIG);
 }
 
 /** The dimension of `e`'s static embedder (null without one). */

@@ -16,8 +16,8 @@ pub(crate) struct BenchArgs {
     /// Dataset folder with corpus.jsonl (questions.jsonl optional).
     #[arg(long)]
     pub(crate) data: PathBuf,
-    /// Queries to time: the dataset's questions, or passage titles when it has none.
-    #[arg(long, default_value_t = 200)]
+    /// Queries to time: the dataset's questions, or passage titles when it has none. At least 1.
+    #[arg(long, default_value_t = 200, value_parser = at_least_one)]
     pub(crate) queries: usize,
     #[arg(long, default_value = "bm25", help = method_help("Retrieval method; for dense methods, indexing includes embedding every passage, for graph methods building the knowledge graph"))]
     pub(crate) method: String,
@@ -105,7 +105,7 @@ pub(crate) fn bench(a: BenchArgs) -> CliResult<()> {
         }
         _ => out,
     };
-    println!("{out}");
+    outln!("{out}");
     Ok(())
 }
 

@@ -11,6 +11,62 @@ use cairn::index::{EmbedderSlot, Index, IndexConfig, Method};
 
 pub(crate) type CliResult<T> = Result<T, String>;
 
+/// Write `args` to standard output (what [`outln!`] and [`out!`] print). A closed output (the
+/// reader, such as `head`, has what it wanted) ends the process at once, quietly and with status
+/// 0, as `grep` and other Unix tools end there; any other write error is one `error:` line on
+/// stderr and status 2.
+pub(crate) fn write_stdout(args: std::fmt::Arguments<'_>) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    if let Err(e) = out.write_fmt(args) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: writing the output failed: {e}");
+        std::process::exit(2);
+    }
+}
+
+/// `println!` for the CLI's results: through [`write_stdout`], so a closed pipe ends it quietly.
+macro_rules! outln {
+    () => {
+        $crate::common::write_stdout(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::common::write_stdout(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+pub(crate) use outln;
+
+/// `print!` through [`write_stdout`].
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::common::write_stdout(format_args!($($arg)*))
+    };
+}
+pub(crate) use out;
+
+/// A count flag's value: a whole number of at least 1 (`--k 0` is an argument error, not an
+/// empty result).
+pub(crate) fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("{s:?} is not a whole number")),
+    }
+}
+
+/// A duration or limit flag's value in its unit (milliseconds, calls): a whole number of at
+/// least 1.
+pub(crate) fn at_least_one_u64(s: &str) -> Result<u64, String> {
+    at_least_one(s).map(|n| n as u64)
+}
+
+/// [`at_least_one`] for `u32` flags.
+pub(crate) fn at_least_one_u32(s: &str) -> Result<u32, String> {
+    at_least_one(s).and_then(|n| u32::try_from(n).map_err(|_| format!("{n} is too large")))
+}
+
 pub(crate) fn percentile(sorted: &[f64], p: f64) -> f64 {
     if sorted.is_empty() {
         return 0.0;

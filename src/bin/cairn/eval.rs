@@ -31,7 +31,8 @@ pub(crate) struct EvalArgs {
     #[command(flatten)]
     pub(crate) cage: CageArgs,
     /// Cut-off for the extra Recall@k / FCR@k figures; max(k, 5) passages are retrieved.
-    #[arg(long, default_value_t = 5)]
+    /// At least 1.
+    #[arg(long, default_value_t = 5, value_parser = at_least_one)]
     pub(crate) k: usize,
     /// Print exactly one JSON object on stdout.
     #[arg(long)]
@@ -41,8 +42,8 @@ pub(crate) struct EvalArgs {
     /// are under "diagnostics".
     #[arg(long)]
     pub(crate) diagnostics: bool,
-    /// Evaluate only the first N questions.
-    #[arg(long)]
+    /// Evaluate only the first N questions (at least 1).
+    #[arg(long, value_parser = at_least_one)]
     pub(crate) limit: Option<usize>,
     /// Graph methods: a file of CatRAG configurations, one JSON object a line, each merged
     /// over --catrag-config (ablation flags on top); the graph is built once and every line
@@ -110,7 +111,7 @@ pub(crate) fn eval(a: EvalArgs) -> CliResult<()> {
                     .iter()
                     .map(|(t, s)| format!("{t} R@5 {:.3} FCR@5 {:.3}", s.recall_at_5, s.fcr_at_5))
                     .collect();
-                println!(
+                outln!(
                     "alpha {alpha:.2}  R@2 {:.3}  R@5 {:.3}  FCR@5 {:.3}  ({})",
                     r.all.recall_at_2,
                     r.all.recall_at_5,
@@ -120,7 +121,7 @@ pub(crate) fn eval(a: EvalArgs) -> CliResult<()> {
             }
         }
         if a.json {
-            println!("{}", json!(rows));
+            outln!("{}", json!(rows));
         }
         return Ok(());
     }
@@ -163,9 +164,9 @@ pub(crate) fn eval(a: EvalArgs) -> CliResult<()> {
             if a.json {
                 let mut v = report_json(r);
                 v["sweep"] = over.clone();
-                println!("{v}");
+                outln!("{v}");
             } else {
-                println!(
+                outln!(
                     "{} {over}  R@2 {:.3}  R@5 {:.3}  FCR@5 {:.3}  {:.2} ms/query",
                     r.dataset, r.all.recall_at_2, r.all.recall_at_5, r.all.fcr_at_5, r.ms_per_query
                 );
@@ -219,8 +220,8 @@ pub(crate) fn eval(a: EvalArgs) -> CliResult<()> {
     let mut answers_log: Vec<serde_json::Value> = Vec::new();
     let mut answerer = |q: &str, top: &[(String, String)]| -> cairn::Result<String> {
         let t = Instant::now();
-        // A generated answer is not bound by the query deadline (only by --llm-timeout-ms).
-        client.begin_query(None);
+        // A generated answer has its own deadline (--llm-answer-deadline-ms), not the query's.
+        client.begin_answer(q);
         let r = client.chat(&cairn::llm::prompts::answer_prompt(q, top));
         answer_ms += t.elapsed().as_secs_f64() * 1e3;
         let a = cairn::llm::parse::parse_answer(&r?.content);
@@ -259,6 +260,7 @@ pub(crate) fn eval(a: EvalArgs) -> CliResult<()> {
         "answer_ms_per_query": answer_ms / n,
         "http_requests": client.requests_sent(),
         "query_deadline_ms": client.config().query_deadline_ms,
+        "answer_deadline_ms": client.config().answer_deadline_ms,
         "refused_calls": client.policy_counters().0,
         "breaker_opened": client.policy_counters().1,
         "log": st.log,
@@ -292,14 +294,14 @@ pub(crate) fn print_eval(
             v["answers"] = json!(s);
             v["generated"] = json!(answers);
         }
-        println!("{v}");
+        outln!("{v}");
     } else {
         print_report(report);
         if a.diagnostics {
             print_diagnostics(report);
         }
         if let Some(l) = llm {
-            println!(
+            outln!(
                 "LLM {} ({}): {:.1} calls/query (max {}, budget {}), {} failed, {} of {} tiered edges unparsed (made Weak), {} budget skips; tiers {}; +{:.0} ms/query for tiers",
                 l["model"].as_str().unwrap_or_default(),
                 l["endpoint"].as_str().unwrap_or_default(),
@@ -314,7 +316,7 @@ pub(crate) fn print_eval(
                 l["added_ms_per_query"].as_f64().unwrap_or_default(),
             );
             if l["refused_calls"].as_u64().unwrap_or(0) > 0 {
-                println!(
+                outln!(
                     "LLM endpoint failing: {} calls not made (query deadline {} ms spent, or circuit breaker open; it opened {} times): those edges fell back to Weak at once",
                     l["refused_calls"], l["query_deadline_ms"], l["breaker_opened"]
                 );
@@ -325,7 +327,7 @@ pub(crate) fn print_eval(
                     continue;
                 }
                 let calls = x["calls"].as_u64().unwrap_or(0);
-                println!(
+                outln!(
                     "LLM {what}: {calls} calls (one per {unit}), {} failed, {} empty answers, {} fell back to the rule-based output; {} {} taken; {:.0} ms in all ({:.0} ms/call)",
                     x["failed_calls"],
                     x["empty_answers"],
@@ -337,17 +339,17 @@ pub(crate) fn print_eval(
                 );
                 if let Some(log) = x["log"].as_array() {
                     for line in log.iter().take(3) {
-                        println!("  {key} log: {}", line.as_str().unwrap_or_default());
+                        outln!("  {key} log: {}", line.as_str().unwrap_or_default());
                     }
                 }
             }
             if let Some(log) = l["log"].as_array() {
                 for line in log.iter().take(5) {
-                    println!("  llm log: {}", line.as_str().unwrap_or_default());
+                    outln!("  llm log: {}", line.as_str().unwrap_or_default());
                 }
             }
             if let Some(s) = &report.answers {
-                println!(
+                outln!(
                     "answers from the top 5: EM {:.3}  F1 {:.3}  JSR {:.3}  ({} questions, {} failed; +{:.0} ms/query)",
                     s.em,
                     s.f1,
@@ -363,18 +365,18 @@ pub(crate) fn print_eval(
 
 pub(crate) fn print_diagnostics(r: &Report) {
     let Some(d) = &r.diagnostics else {
-        println!("diagnostics: {} does not walk a graph (no PPR mass to report)", r.method);
+        outln!("diagnostics: {} does not walk a graph (no PPR mass to report)", r.method);
         return;
     };
-    println!(
+    outln!(
         "PPR mass on the top 1% of nodes: by degree (hubs) {:.3}, by mass {:.3}  (mean over {} PPR queries)",
         d.hub_mass_share, d.top1_mass_share, d.ppr_queries
     );
-    println!(
+    outln!(
         "queries {}  dense fallbacks {}  not converged {}  floored {}  mean PPR iterations {:.1}",
         d.queries, d.fallbacks, d.not_converged, d.floored, d.mean_iterations
     );
-    println!(
+    outln!(
         "seeds/query {:.2} (anchored {:.2})  mentions {}: exact {}, embedding {}, dropped {}",
         d.mean_seeds,
         d.mean_anchored_seeds,
@@ -384,7 +386,7 @@ pub(crate) fn print_diagnostics(r: &Report) {
         d.mentions_dropped
     );
     let tiers: Vec<String> = d.tiers.iter().map(|(t, n)| format!("{t} {n}")).collect();
-    println!(
+    outln!(
         "boosted arcs/query {:.1}  pruned arcs/query {:.1}  tiered: {}  tier failures {}",
         d.mean_boosted_arcs,
         d.mean_pruned_arcs,
@@ -392,7 +394,7 @@ pub(crate) fn print_diagnostics(r: &Report) {
         d.tier_failures
     );
     let q: Vec<String> = d.fact_cosines.iter().map(|(k, v)| format!("{k} {v:.3}")).collect();
-    println!("query-fact cosine quantiles (mean per query): {}", q.join(", "));
+    outln!("query-fact cosine quantiles (mean per query): {}", q.join(", "));
 }
 
 pub(crate) fn report_json(r: &Report) -> serde_json::Value {
@@ -428,16 +430,16 @@ pub(crate) fn report_json(r: &Report) -> serde_json::Value {
 }
 
 pub(crate) fn print_report(r: &Report) {
-    println!(
+    outln!(
         "dataset {}  method {}  setting {}  questions {}",
         r.dataset, r.label, r.setting, r.all.questions
     );
     let extra = if r.k != 5 { format!("  Recall@{k}  FCR@{k}", k = r.k) } else { String::new() };
-    println!("{:<16} {:>5}  {:>9}  {:>9}  {:>6}{extra}", "type", "n", "Recall@2", "Recall@5", "FCR@5");
+    outln!("{:<16} {:>5}  {:>9}  {:>9}  {:>6}{extra}", "type", "n", "Recall@2", "Recall@5", "FCR@5");
     let row = |name: &str, s: &cairn::eval::Scores| {
         let extra =
             if r.k != 5 { format!("  {:>8.3}  {:>6.3}", s.recall_at_k, s.fcr_at_k) } else { String::new() };
-        println!(
+        outln!(
             "{:<16} {:>5}  {:>9.3}  {:>9.3}  {:>6.3}{extra}",
             name, s.questions, s.recall_at_2, s.recall_at_5, s.fcr_at_5
         );
@@ -448,5 +450,5 @@ pub(crate) fn print_report(r: &Report) {
             row(t, s);
         }
     }
-    println!("{:.3} ms per query; {:.1} ms building indexes", r.ms_per_query, r.index_ms);
+    outln!("{:.3} ms per query; {:.1} ms building indexes", r.ms_per_query, r.index_ms);
 }

@@ -124,19 +124,19 @@ pub(crate) fn graph(a: GraphArgs) -> CliResult<()> {
         },
     });
     if a.json {
-        println!("{out}");
+        outln!("{out}");
         return Ok(());
     }
-    println!("dataset {}  passages {n}", dataset.name);
-    println!(
+    outln!("dataset {}  passages {n}", dataset.name);
+    outln!(
         "nodes {} (entities {}, passages {})  facts {}",
         c.nodes, c.entity_nodes, c.passage_nodes, c.facts
     );
-    println!(
+    outln!(
         "edges: relation {}  synonym {}  context {}  ({} arcs)",
         c.relation_edges, c.synonym_edges, c.context_edges, c.arcs
     );
-    println!(
+    outln!(
         "extraction: {} triples, {:.2} per passage ({:.2} per English passage); English {} / non-English {}",
         report.triples,
         per(report.triples, extract.passages),
@@ -145,7 +145,7 @@ pub(crate) fn graph(a: GraphArgs) -> CliResult<()> {
         extract.non_english_passages
     );
     let ms = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{v:.0} ms"));
-    println!(
+    outln!(
         "build: extract {}  add {}  embed {}  synonyms {}  CSR {}  (graph total {graph_ms:.0} ms)",
         ms(report.extract_ms),
         ms(report.add_ms),
@@ -154,9 +154,9 @@ pub(crate) fn graph(a: GraphArgs) -> CliResult<()> {
         ms(report.csr_ms)
     );
     if let Some(r) = rss_after_build {
-        println!("peak RSS {r:.0} MiB");
+        outln!("peak RSS {r:.0} MiB");
     }
-    println!(
+    outln!(
         "add {add} passages onto {first}: extract {add_extract_ms:.0} ms + graph {add_graph_ms:.0} ms = {:.0} ms (same counts as one build: {same_as_one_build})",
         add_extract_ms + add_graph_ms
     );

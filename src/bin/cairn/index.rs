@@ -274,7 +274,7 @@ pub(crate) fn index_site(a: IndexArgs) -> CliResult<()> {
     write("manifest.json", format!("{manifest:#}\n").as_bytes())?;
     let per_mb = |n: usize| n as f64 / (stats.text_bytes.max(1) as f64 / 1e6);
     let wasm_bytes = web.wasm_bytes();
-    println!(
+    outln!(
         "{}",
         json!({
             "out": a.out.display().to_string(),

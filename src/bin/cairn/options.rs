@@ -132,8 +132,8 @@ pub(crate) struct CageArgs {
     /// β_cage: multiplier of min-out-degree nodes' features and adjacent edges.
     #[arg(long)]
     pub(crate) beta: Option<f32>,
-    /// Candidates reranked (N).
-    #[arg(long)]
+    /// Candidates reranked (N, at least 1).
+    #[arg(long, value_parser = at_least_one)]
     pub(crate) candidates: Option<usize>,
     /// CAGE ablation: no min-out-degree reweighting (β = 1).
     #[arg(long)]
@@ -281,24 +281,32 @@ pub(crate) struct LlmArgs {
     /// (default 75).
     #[arg(long)]
     pub(crate) llm_budget: Option<usize>,
-    /// Timeout of one request in milliseconds.
-    #[arg(long, default_value_t = 120_000)]
+    /// Timeout of one request in milliseconds (a call's deadline, below, may end it sooner).
+    #[arg(long, default_value_t = 120_000, value_parser = at_least_one_u64)]
     pub(crate) llm_timeout_ms: u64,
     /// Requests in flight at once.
-    #[arg(long, default_value_t = 2)]
+    #[arg(long, default_value_t = 2, value_parser = at_least_one)]
     pub(crate) llm_concurrency: usize,
     /// Deadline of all the endpoint's calls for one query (tiers, summaries, NER) in
-    /// milliseconds; past it the query's remaining edges fall back to Weak at once.
-    #[arg(long, default_value_t = 5_000)]
+    /// milliseconds, retries and back-offs included; past it the query's remaining edges fall
+    /// back to Weak at once.
+    #[arg(long, default_value_t = 5_000, value_parser = at_least_one_u64)]
     pub(crate) llm_deadline_ms: u64,
+    /// Deadline of one generated answer (--answer) in milliseconds, its request, retries and
+    /// back-offs included; past it the answer fails at once and counts as failed (an endpoint
+    /// that accepts the connection and never answers costs a question this long at most, and
+    /// nothing once the circuit breaker is open).
+    #[arg(long, default_value_t = 10_000, value_parser = at_least_one_u64)]
+    pub(crate) llm_answer_deadline_ms: u64,
     /// Calls failing in a row that open the circuit breaker (calls then fail at once, for
     /// this query and the next ones, until --llm-breaker-cooldown-ms has passed).
-    #[arg(long, default_value_t = 3)]
+    #[arg(long, default_value_t = 3, value_parser = at_least_one_u32)]
     pub(crate) llm_breaker_failures: u32,
     /// How long an open circuit breaker refuses calls, milliseconds.
     #[arg(long, default_value_t = 30_000)]
     pub(crate) llm_breaker_cooldown_ms: u64,
-    /// Also generate an answer from each question's top 5 passages and report EM, F1 and JSR.
+    /// Also generate an answer from each question's top 5 passages and report EM, F1 and JSR
+    /// (each within --llm-answer-deadline-ms).
     #[arg(long)]
     pub(crate) answer: bool,
     /// CatRAG: the query mentions of symbolic anchoring come from the endpoint's NER (one call
@@ -329,6 +337,7 @@ impl LlmArgs {
         c.timeout_ms = self.llm_timeout_ms;
         c.concurrency = self.llm_concurrency;
         c.query_deadline_ms = self.llm_deadline_ms;
+        c.answer_deadline_ms = self.llm_answer_deadline_ms;
         c.breaker_failures = self.llm_breaker_failures;
         c.breaker_cooldown_ms = self.llm_breaker_cooldown_ms;
         Ok(Some(Arc::new(HttpClient::new(c).map_err(|e| e.to_string())?)))

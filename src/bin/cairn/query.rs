@@ -17,16 +17,18 @@ pub(crate) struct QueryArgs {
     pub(crate) data: PathBuf,
     #[arg(long, default_value = "bm25", help = method_help("Retrieval method"))]
     pub(crate) method: String,
-    /// Passages to print.
-    #[arg(long, default_value_t = 5)]
+    /// Passages to print (at least 1).
+    #[arg(long, default_value_t = 5, value_parser = at_least_one)]
     pub(crate) k: usize,
     /// Graph methods: explain each hit as a tree (the query's seeds and anchors, then per
     /// passage the best paths seed → … → passage); with --json, the whole explanation as one
     /// JSON object.
     #[arg(long)]
     pub(crate) explain: bool,
-    /// With --explain: print one JSON object instead of the tree.
-    #[arg(long, requires = "explain")]
+    /// Print one JSON object instead of text: `{query, method, hits: [{rank, id, title, score,
+    /// text}], weak}` (`weak`: why the hits are weak, or null); with --explain, the whole
+    /// explanation.
+    #[arg(long)]
     pub(crate) json: bool,
     /// The question.
     #[arg(required = true)]
@@ -53,7 +55,7 @@ pub(crate) fn query(a: QueryArgs) -> CliResult<()> {
         }
         let ex = index.explain(&q, a.k, method, &ExplainConfig::default()).map_err(|e| e.to_string())?;
         if !a.json {
-            print!("{}", explain_tree(&index, &q, &ex));
+            out!("{}", explain_tree(&index, &q, &ex));
             return Ok(());
         }
         let mut v = json!(ex);
@@ -64,21 +66,33 @@ pub(crate) fn query(a: QueryArgs) -> CliResult<()> {
                 v["hits"][i]["title"] = json!(p.title);
             }
         }
-        println!("{v}");
+        outln!("{v}");
         return Ok(());
     }
     let found = index.run(&q, a.k, method, Default::default()).map_err(|e| e.to_string())?;
     let hits = &found.hits;
+    if a.json {
+        let hits: Vec<serde_json::Value> = hits
+            .iter()
+            .enumerate()
+            .filter_map(|(rank, h)| {
+                let p = index.corpus().get(h.passage)?;
+                Some(json!({"rank": rank + 1, "id": p.id, "title": p.title, "score": h.score, "text": p.text}))
+            })
+            .collect();
+        outln!("{}", json!({"query": q, "method": method.name(), "hits": hits, "weak": found.trace.weak}));
+        return Ok(());
+    }
     if hits.is_empty() {
-        println!("no passage matches {q:?}");
+        outln!("no passage matches {q:?}");
     }
     if let Some(why) = found.trace.weak {
-        println!("weak results: {why}");
+        outln!("weak results: {why}");
     }
     for (rank, h) in hits.iter().enumerate() {
         if let Some(p) = index.corpus().get(h.passage) {
             let snippet: String = p.text.chars().take(160).collect();
-            println!("{:>2}. {:>8.3}  {}  [{}]\n    {}", rank + 1, h.score, p.title, p.id, snippet);
+            outln!("{:>2}. {:>8.3}  {}  [{}]\n    {}", rank + 1, h.score, p.title, p.id, snippet);
         }
     }
     Ok(())
