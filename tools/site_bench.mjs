@@ -1,19 +1,26 @@
 #!/usr/bin/env node
-// Time to first result of the static-site widget in headless Chromium.
+// Time and bytes to first result of the static-site widget in headless Chromium.
 //
 //   target/release/cairn index --jsonl ../shared/data/2wiki-corpus-6k --graph --method catrag --out /tmp/cairn-6k
-//   node tools/site_bench.mjs --cairn /tmp/cairn-6k [--method catrag] [--query "…"] [--runs 3] [--gzip]
+//   node tools/site_bench.mjs --cairn /tmp/cairn-6k [--method catrag] [--query "…"] [--later "q1|q2|…"]
+//        [--runs 3] [--gzip]
 //
-// Serves a one-page site with the widget (data-method) and the `cairn index` output at /cairn/,
-// then per run, in a fresh browser context (cold cache): opens the page, focuses the box and
-// types the query at once, and reports page load, the widget's load (manifest, wasm, index,
-// embedder, Engine.loadIndex: `loadMs`), the first query's search time, time to first result
-// from navigation start, and bytes transferred. A graph or vector method's widget shows BM25's
-// results first (`firstResultMs`, `firstMethod`), then its own (`methodResultMs`,
-// `bytes`). `firstResultBytes` sums the files that had arrived by the first result, `files`
-// lists each with its size and arrival, and `textsMs` is when the passages' texts were in (the
-// widget's time from opening the index; the first list shows titles, the snippets follow). One
-// JSON object on stdout.
+// Serves a one-page site with the widget (data-method, data-load="auto") and the `cairn index`
+// output at /cairn/ from a plain static server (no compression unless --gzip), then per run, in a
+// fresh browser context (cold cache): opens the page, focuses the box and types the query at
+// once, and reports page load, the widget's load (manifest, wasm, index, embedder,
+// Engine.loadIndex: `loadMs`), the first query's search time, time to first result from
+// navigation start, and bytes transferred (every request of the page and of its workers). A graph
+// or vector method's widget shows BM25's results first (`firstResultMs`, `firstMethod`), then its
+// own (`methodResultMs`, `bytes`). `firstResultBytes` sums the files that had arrived by the
+// first result, `files` lists each with its size and arrival, and `textsMs` is when the passages'
+// texts were in (the widget's time from opening the index; the first list shows titles, the
+// snippets follow). Then each `--later` query (default: six of the 2wiki questions) is typed in
+// turn once the chosen method runs: `later` gives each one's bytes (requests made between typing
+// it and its list) and time to its list, `laterBytesMean`. `longTasks` lists the page's
+// main-thread tasks over 50 ms (PerformanceObserver 'longtask', loading and searching) and
+// `longestTaskMs` the longest; `noResultsFlips` counts lists replaced by "No results." for an
+// unchanged query. One JSON object on stdout.
 //
 //   node tools/site_bench.mjs --cairn DIR --load [--pkg pkg/] [--runs 3]
 //
@@ -42,6 +49,14 @@ const cairnDir = path.resolve(opt('cairn', '/tmp/cairn-6k'));
 const method = opt('method', '');
 const query = opt('query', 'Who is the father of the director of film Polish Wedding?');
 const runs = Number(opt('runs', 3));
+const later = opt('later', [
+  'Where was the director of film The Sheriff Of Fractured Jaw born?',
+  'Who was born first, Ivan Pavlov or Giuseppe Verdi?',
+  'What nationality is the composer of Tosca?',
+  'When did the director of film Hypocrite die?',
+  'Which film came out first, The Love Route or Maraveyan?',
+  'Who is the mother of the director of film Polish Wedding?',
+].join('|')).split('|').filter(Boolean);
 // --gzip: serve every file gzip-compressed (-9), as static hosts (GitHub Pages, Netlify) do
 const gzip = args.includes('--gzip');
 
@@ -143,7 +158,7 @@ async function loadBench() {
 }
 const site = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-site-'));
 fs.writeFileSync(path.join(site, 'index.html'), `<!doctype html><html><head><meta charset="utf-8"><title>bench</title></head>
-<body><div id="cairn-search"${method ? ` data-method="${method}"` : ''}></div>
+<body><div id="cairn-search" data-load="auto"${method ? ` data-method="${method}"` : ''}></div>
 <script type="module" src="/cairn/cairn-search.js"></script></body></html>\n`);
 let served = cairnDir;
 if (gzip) {
@@ -164,21 +179,38 @@ const out = [];
 try {
   for (let r = 0; r < runs; r++) {
     const context = await browser.newContext();
+    // the page's main-thread tasks over 50 ms, and lists replaced by "No results." for the same
+    // query, from the first script on
+    await context.addInitScript(() => {
+      window.__longTasks = [];
+      new PerformanceObserver((l) => {
+        for (const e of l.getEntries()) window.__longTasks.push([Math.round(e.startTime), Math.round(e.duration)]);
+      }).observe({ type: 'longtask', buffered: true });
+      window.__flips = 0;
+      let shownFor = null;
+      const watch = () => {
+        const root = document.querySelector('#cairn-search');
+        if (!root) return;
+        new MutationObserver(() => {
+          const q = root.querySelector('input')?.value.trim();
+          const items = root.querySelectorAll('li').length;
+          const none = /No results/.test(root.querySelector('.cairn-status')?.textContent || '');
+          if (items) shownFor = q;
+          else if (none && shownFor === q) window.__flips += 1;
+        }).observe(root, { subtree: true, childList: true, characterData: true });
+      };
+      document.addEventListener('DOMContentLoaded', watch);
+    });
     const page = await context.newPage();
     let bytes = 0;
-    // every file: its path, bytes on the wire (content-length) and when it finished (ms since
-    // the run started), to sum what had arrived by the first result
+    // every file (the page's and its workers'): its path, bytes on the wire (content-length) and
+    // when it finished (ms since the run started), to sum what had arrived by the first result
     const files = [];
-    page.on('response', async (resp) => {
-      bytes += Number(resp.headers()['content-length'] || 0);
-    });
-    page.on('requestfinished', async (req) => {
+    context.on('requestfinished', async (req) => {
       const resp = await req.response();
-      files.push({
-        path: new URL(req.url()).pathname,
-        bytes: Number(resp?.headers()['content-length'] || 0),
-        doneMs: Date.now() - t0,
-      });
+      const n = Number(resp?.headers()['content-length'] || 0);
+      bytes += n;
+      files.push({ path: new URL(req.url()).pathname, bytes: n, doneMs: Date.now() - t0 });
     });
     const t0 = Date.now();
     await page.goto(server.url, { waitUntil: 'load' });
@@ -215,7 +247,41 @@ try {
       await page.waitForFunction(() => document.querySelector('#cairn-search').dataset.textsMs !== undefined, null, { timeout: 600_000 });
       d = await page.evaluate(() => ({ ...document.querySelector('#cairn-search').dataset }));
     }
+    // later queries, once everything the chosen method needs is in: bytes and time each
+    const laterRuns = [];
+    for (const q of later) {
+      const before = bytes;
+      const start = Date.now();
+      await page.evaluate(() => { document.querySelector('#cairn-search').dataset.bench = 'wait'; });
+      await page.evaluate(() => {
+        const root = document.querySelector('#cairn-search');
+        new MutationObserver((_, obs) => {
+          if (root.querySelectorAll('li').length || /No results/.test(root.querySelector('.cairn-status').textContent)) {
+            root.dataset.bench = 'done';
+            obs.disconnect();
+          }
+        }).observe(root.querySelector('ol'), { childList: true });
+      });
+      await page.locator('#cairn-search input').fill(q);
+      await page.locator('#cairn-search input').press('Enter');
+      await page.waitForFunction(
+        (text) => document.querySelector('#cairn-search').dataset.bench === 'done'
+          && document.querySelector('#cairn-search input').value.trim() === text,
+        q,
+        { timeout: 600_000 },
+      );
+      // requests still in flight for it
+      await page.waitForTimeout(50);
+      laterRuns.push({ q, ms: Date.now() - start, bytes: bytes - before, shown: await page.evaluate(() => document.querySelector('#cairn-search').dataset.shown) });
+    }
+    const longTasks = await page.evaluate(() => window.__longTasks);
+    const noResultsFlips = await page.evaluate(() => window.__flips);
     out.push({
+      longestTaskMs: longTasks.reduce((m, [, dur]) => Math.max(m, dur), 0),
+      longTasks,
+      noResultsFlips,
+      laterBytesMean: laterRuns.length ? Math.round(laterRuns.reduce((a, r) => a + r.bytes, 0) / laterRuns.length) : null,
+      later: laterRuns,
       pageLoadMs,
       widgetLoadMs: Number(d.loadMs),
       loadIndexMs: Number(d.loadIndexMs),

@@ -4,11 +4,13 @@
 //   const cairn = await openIndex();            // this folder's manifest.json, index and wasm
 //   const hits = cairn.search('who married Lothair II?', { k: 8 });
 //
-// Everything runs in the page: the wasm engine (cairn_bg.wasm), the index (gzip files, inflated
-// with the browser's DecompressionStream: the keyword part, then the passages' texts and, for
-// the vector and graph methods, the extras), for the dense methods the static embedder's table,
-// and for an index with a knowledge graph the English text pipeline's files (text/). Nothing is
-// sent anywhere.
+// Everything runs in the browser, in a page or in a worker (the widget runs it in its worker,
+// cairn-worker.js; nothing here touches the DOM): the wasm engine (cairn_bg.wasm, stored
+// gzip-compressed as the manifest's `wasm` so that a plain static host serves it small), the
+// index (gzip files: the keyword part, then the passages' texts and, for the vector and graph
+// methods, the extras), for the dense methods the static embedder's table, and for an index with
+// a knowledge graph the English text pipeline's files (text/). Gzip files are inflated with the
+// browser's DecompressionStream. Nothing is sent anywhere.
 
 import init, { Engine, loadTextPipeline, textPipelineLoaded } from './cairn.js';
 
@@ -49,9 +51,48 @@ export async function gunzip(bytes) {
 }
 
 /**
+ * The wasm module named by the manifest's `wasm` (default `cairn_bg.wasm`), for `init`: a file
+ * stored gzip-compressed (`.gz`) is inflated as it streams in and handed over as an
+ * `application/wasm` response, so that the browser compiles it while it arrives. A server that
+ * inflated it already (Content-Encoding) hands over the plain module, which is used as it is.
+ */
+export async function wasmSource(manifest, base) {
+  const name = typeof manifest.wasm === 'string' ? manifest.wasm : 'cairn_bg.wasm';
+  const url = new URL(name, base);
+  if (!name.endsWith('.gz')) return url;
+  const bytes = new Uint8Array(await (await fetchOk(url)).arrayBuffer());
+  let body = bytes;
+  if (isGzip(bytes)) {
+    try {
+      body = await gunzip(bytes);
+    } catch {
+      throw new Error(`${url}: the gzip data is truncated or damaged`);
+    }
+  }
+  return new Response(body, { headers: { 'Content-Type': 'application/wasm' } });
+}
+
+/**
+ * The bytes still to download before `method` can run, from the manifest's `sizes` (file name →
+ * bytes as stored): the embedder's table and vocabulary, the extras and, for a graph, the text
+ * pipeline. 0 for `bm25`; `null` when the manifest does not list the sizes (an older `cairn
+ * index`).
+ */
+export function methodCost(manifest, method) {
+  if (!method || method === 'bm25') return 0;
+  const files = [];
+  if (manifest.embedder) files.push(manifest.embedder.table, manifest.embedder.vocab);
+  if (typeof manifest.extras === 'string') files.push(manifest.extras);
+  if (Array.isArray(manifest.text_pipeline)) files.push(...manifest.text_pipeline);
+  const sizes = manifest.sizes;
+  if (!sizes || files.some((f) => typeof sizes[f] !== 'number')) return null;
+  return files.reduce((sum, f) => sum + sizes[f], 0);
+}
+
+/**
  * Open the index described by `base`/manifest.json. `method` (default: the manifest's
  * `default_method`) decides what is fetched: `bm25` needs only the wasm and the index; the other
- * methods also the static embedder's table and, for a site written in two parts (`extras` in the
+ * methods also the static embedder's table and, for a site written in parts (`extras` in the
  * manifest: passage vectors and knowledge graph beside the passages), the extras and the text
  * pipeline.
  *
@@ -66,17 +107,20 @@ export async function gunzip(bytes) {
  * with the reason they cannot; BM25 still answers, with titles), `methods()` grows, `ready`
  * resolves when `method` can run (at once for `bm25`; or rejects with the reason it cannot) and
  * `onProgress(done, total)` counts the texts embedded meanwhile. Without it, it resolves once
- * `method` can run and the texts are in.
+ * `method` can run and the texts are in. With `full: false` (default true) the files only
+ * `method` needs (embedder, extras, text pipeline: `cost` bytes, see `methodCost`) are not
+ * fetched until `loadFull()` is called; `ready` waits for that.
  *
- * Resolves to { manifest, method, methods(), texts, textsLoaded(), ready, timings: {loadMs,
- * fetchedMs, loadIndexMs, textsMs, readyMs}, search(query, {k, method, prefix}) } (`prefix`: the
- * last word is still being typed and also matches the words it begins; misspelt words match
- * their near spellings): `fetchedMs` covers the downloads the first answer waited for (in
- * parallel), `loadIndexMs` Engine.loadIndex (BM25's postings read; for an index written before
- * the keyword part existed, BM25 rebuilt from the passages), `textsMs` the time until the texts
- * were in and `readyMs` until `method` could run (each set when its promise resolves).
+ * Resolves to { manifest, method, cost, methods(), texts, textsLoaded(), ready, loadFull(),
+ * timings: {loadMs, fetchedMs, loadIndexMs, textsMs, readyMs}, search(query, {k, method,
+ * prefix}) } (`prefix`: the last word is still being typed and also matches the words it
+ * begins; misspelt words match their near spellings): `fetchedMs` covers the downloads the first
+ * answer waited for (in parallel), `loadIndexMs` Engine.loadIndex (BM25's postings read; for an
+ * index written before the keyword part existed, BM25 rebuilt from the passages), `textsMs` the
+ * time until the texts were in and `readyMs` until `method` could run (each set when its promise
+ * resolves).
  */
-export async function openIndex({ base = here, method, early = false, onProgress } = {}) {
+export async function openIndex({ base = here, method, early = false, full = true, onProgress } = {}) {
   const t0 = performance.now();
   const manifestUrl = new URL('manifest.json', base);
   let manifest;
@@ -87,25 +131,39 @@ export async function openIndex({ base = here, method, early = false, onProgress
   }
   method = method || manifest.default_method || 'bm25';
   const twoParts = typeof manifest.extras === 'string';
-  // A one-file index with a graph cannot be read without the embedder; a two-part one can.
+  // A one-file index with a graph cannot be read without the embedder; a split one can.
   const needsEmbedder = method !== 'bm25' || (!twoParts && manifest.graph);
-  const embedderFiles = needsEmbedder && manifest.embedder
-    ? Promise.all([
-      fetchOk(new URL(manifest.embedder.table, base)).then((r) => r.arrayBuffer()),
-      fetchOk(new URL(manifest.embedder.vocab, base)).then((r) => r.text()),
-    ])
-    : null;
-  embedderFiles?.catch(() => {}); // awaited below; this only keeps an early failure from being "unhandled"
-  // the English text pipeline's resources: a knowledge graph needs them
-  const textFiles = needsEmbedder && Array.isArray(manifest.text_pipeline)
-    ? Promise.all(manifest.text_pipeline.map((f) => fetchOk(new URL(f, base)).then((r) => r.arrayBuffer())))
-    : null;
-  textFiles?.catch(() => {});
-  const extrasBytes = needsEmbedder && twoParts ? fetchIndexBytes(new URL(manifest.extras, base)) : null;
-  extrasBytes?.catch(() => {});
+  // The files `method` needs beyond the keyword part, fetched at once or on `loadFull()`.
+  let embedderFiles = null;
+  let textFiles = null;
+  let extrasBytes = null;
+  let fetching = false; // whether fetchFull ran
+  const fetchFull = () => {
+    if (fetching) return;
+    fetching = true;
+    embedderFiles = needsEmbedder && manifest.embedder
+      ? Promise.all([
+        fetchOk(new URL(manifest.embedder.table, base)).then((r) => r.arrayBuffer()),
+        fetchOk(new URL(manifest.embedder.vocab, base)).then((r) => r.text()),
+      ])
+      : null;
+    embedderFiles?.catch(() => {}); // awaited below; this only keeps an early failure from being "unhandled"
+    // the English text pipeline's resources: a knowledge graph needs them
+    textFiles = needsEmbedder && Array.isArray(manifest.text_pipeline)
+      ? Promise.all(manifest.text_pipeline.map((f) => fetchOk(new URL(f, base)).then((r) => r.arrayBuffer())))
+      : null;
+    textFiles?.catch(() => {});
+    extrasBytes = needsEmbedder && twoParts ? fetchIndexBytes(new URL(manifest.extras, base)) : null;
+    extrasBytes?.catch(() => {});
+  };
+  // a one-file index cannot answer at all without them
+  if (full || !twoParts) fetchFull();
+  let startFull;
+  const fullWanted = new Promise((resolve) => { startFull = resolve; });
+  if (full || !twoParts) startFull();
 
   const [, bytes] = await Promise.all([
-    init({ module_or_path: new URL('cairn_bg.wasm', base) }),
+    wasmSource(manifest, base).then((source) => init({ module_or_path: source })),
     fetchIndexBytes(new URL(manifest.index, base)),
   ]);
   // the passages' texts, after the keyword part so that they do not share its bandwidth
@@ -144,10 +202,12 @@ export async function openIndex({ base = here, method, early = false, onProgress
     })
     : Promise.resolve();
   texts.catch(() => {}); // the caller reads the reason from `texts` or `ready`
-  // the passage vectors and graph, once the texts, the embedder and the text pipeline are in;
-  // BM25 needs none of them
-  const rest = extrasBytes
+  // the passage vectors and graph, once asked for and once the texts, the embedder and the text
+  // pipeline are in; BM25 needs none of them
+  const rest = twoParts && needsEmbedder
     ? (async () => {
+      await fullWanted;
+      fetchFull();
       await texts;
       await addEmbedder();
       await addTextPipeline();
@@ -162,6 +222,7 @@ export async function openIndex({ base = here, method, early = false, onProgress
   if (early) {
     ready.catch(() => {}); // the caller reads the reason from `ready`
   } else {
+    startFull();
     await ready;
     await texts;
   }
@@ -169,10 +230,12 @@ export async function openIndex({ base = here, method, early = false, onProgress
   return {
     manifest,
     method,
+    cost: methodCost(manifest, method),
     methods: () => engine.availableMethods(),
     texts,
     textsLoaded: () => engine.textsLoaded(),
     ready,
+    loadFull: () => startFull(),
     timings,
     search(query, { k = 8, method: m = method, prefix = false } = {}) {
       return engine.search(query, { k, method: m, prefix });

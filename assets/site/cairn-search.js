@@ -3,19 +3,33 @@
 //   <div id="cairn-search"></div>
 //   <script type="module" src="/cairn/cairn-search.js"></script>
 //
-// Optional attributes on the div: data-method="bm25|dense|hybrid|hipporag|catrag" (default: the
-// manifest's), data-k="8", data-placeholder="Search this site". The engine and the index are
-// loaded on the first focus of (or typing in) the box, not with the page. BM25 answers as soon as
-// the index's keyword part is in, with titles and links (titles alone for a JSONL corpus whose ids
-// are not URLs: the manifest's `links`); the passages' snippets follow when their
-// texts are in. Until a vector or graph method's files are in (embedder table, passage vectors,
-// knowledge graph), BM25 answers and says so, and the chosen method's results replace its own
-// when they are ready. Results follow the
-// typing: while the last word has no space after it, it also matches the words it begins
-// ("lothai" finds Lothair), and misspelt words find their near spellings. Keys: Enter searches at
-// once, the arrow keys move between the box and the results, Escape clears them.
+// The div's data-query is the query of the list on screen (results come from the worker, so a new
+// list follows the typing by a message's round trip). Optional attributes on the div: data-method="bm25|dense|hybrid|hipporag|catrag" (default: the
+// manifest's), data-k="8" (results per screen), data-placeholder="Search this site",
+// data-load="ask|auto" (default ask: see below). The engine runs in a worker
+// (cairn-worker.js): loading the index and every search, BM25's and the graph walks, happen off
+// the page's main thread, so typing never stalls. The engine and the index are loaded on the
+// first focus of (or typing in) the box, not with the page. BM25 answers as soon as the index's
+// keyword part is in, with titles and links (titles alone for a JSONL corpus whose ids are not
+// URLs: the manifest's `links`); the passages' snippets follow when their texts are in. A vector
+// or graph method needs more files (embedder table, passage vectors, knowledge graph, text
+// pipeline): the widget says what they cost (the manifest's `sizes`) and fetches them when the
+// visitor asks ("Load the full search"), or at once with data-load="auto"; until they are in,
+// BM25 answers and says so, and the chosen method's results replace its own when they are ready.
+// A list is never replaced by "No results." because the chosen method found nothing: the keyword
+// results stay, and the status line says so. Results follow the typing: while the last word has
+// no space after it, it also matches the words it begins ("lothai" finds Lothair; for a method
+// that does not complete words itself, the word BM25's completions find is searched, and shown),
+// and misspelt words find their near spellings. The status line counts the results; "More
+// results" shows the next ones. The parts of one long section, and one page's identical
+// sections, are shown once. Keys: Enter searches at once, the arrow keys move between the box
+// and the results, Escape clears them.
 
-import { openIndex, linkOf } from './cairn-loader.js';
+// (The widget imports nothing: the loader and the engine are the worker's, so the page's main
+// thread fetches and compiles none of them.)
+
+/** The page link of a passage id written by `cairn index`: the id up to its first space. */
+const linkOf = (id) => id.split(' ')[0];
 
 const root = document.getElementById('cairn-search');
 
@@ -69,7 +83,9 @@ if (root) {
 #cairn-search li .cairn-title { font-weight: 600; }
 #cairn-search li .cairn-title mark { color: inherit; }
 #cairn-search li p { margin: .2rem 0 0; font-size: .9em; }
-#cairn-search .cairn-status { font-size: .85em; opacity: .75; min-height: 1.2em; }`);
+#cairn-search .cairn-status { font-size: .85em; opacity: .75; min-height: 1.2em; }
+#cairn-search .cairn-count { font-size: .85em; opacity: .75; }
+#cairn-search button { font: inherit; font-size: .85em; margin: .2rem 0; }`);
   const input = el('input', {
     type: 'search',
     placeholder: root.dataset.placeholder || 'Search this site',
@@ -77,128 +93,212 @@ if (root) {
     autocomplete: 'off',
   });
   const status = el('div', { class: 'cairn-status', role: 'status' });
+  const loadButton = el('button', { type: 'button', class: 'cairn-load', hidden: '' });
+  const count = el('div', { class: 'cairn-count' });
   const list = el('ol', { class: 'cairn-results' });
-  root.append(style, input, status, list);
+  const more = el('button', { type: 'button', class: 'cairn-more', hidden: '' }, 'More results');
+  root.append(style, input, status, loadButton, count, list, more);
   const k = Number(root.dataset.k) || 8;
-  let opening = null;
+  // results asked of the worker per query (after the repeats are dropped); "More results" pages
+  // through them
+  const max = Math.max(5 * k, 40);
+  const autoload = root.dataset.load === 'auto';
+  let worker = null;
+  let opened = null; // the 'opened' message
+  let ready = false; // the chosen method runs
+  let textsIn = false;
+  let withoutTexts = false; // the list on screen has titles only
+  let loadingFull = false;
+  let seq = 0;
+  let shownSeq = -1;
   let timer = 0;
-  // the list on screen was made before the passages' texts were in (titles without snippets)
-  let withoutTexts = false;
+  let current = null; // the last 'hits' message shown
+  let shown = 0; // how many of its hits are on screen
   // why the chosen method cannot run, and why the snippets cannot come: shown with every list
   let methodNote = '';
   let textsNote = '';
   const line = (...parts) => parts.filter(Boolean).join(' ');
   const notes = () => line(methodNote, textsNote);
+  const mb = (bytes) => `${(bytes / 1e6).toFixed(1)} MB`;
+
+  /** The status line for the list on screen (or for loading). */
+  const statusOf = () => {
+    if (!current) return notes();
+    const m = current;
+    if (!m.hits.length) return line('No results.', notes());
+    const parts = [];
+    if (m.completed) parts.push(`Results for “${m.completed}”.`);
+    if (m.fallback) parts.push(`${opened.method} found nothing here; keyword results.`);
+    else if (m.method !== opened.method && !methodNote) {
+      parts.push(loadingFull ? `Keyword results; the full search is still loading…` : 'Keyword results.');
+    }
+    parts.push(notes());
+    if (withoutTexts && !textsNote) parts.push('Snippets are still loading…');
+    return line(...parts);
+  };
+  const showStatus = () => { status.textContent = statusOf(); };
+
+  /** The offer to fetch the chosen method's files, with their cost. */
+  const offerFull = () => {
+    if (!opened || ready || loadingFull || opened.method === 'bm25' || methodNote) {
+      loadButton.hidden = true;
+      return;
+    }
+    const cost = opened.cost == null ? '' : ` (${mb(opened.cost)} to download)`;
+    loadButton.textContent = `Load the full search: ${opened.method}${cost}`;
+    loadButton.hidden = false;
+  };
+  const loadFull = () => {
+    if (!opened || loadingFull || ready) return;
+    loadingFull = true;
+    root.dataset.loadingFull = 'true';
+    worker.postMessage({ type: 'full' });
+    offerFull();
+    showStatus();
+  };
+  loadButton.addEventListener('click', loadFull);
 
   const open = () => {
-    if (!opening) {
-      status.textContent = 'Loading the search index…';
-      // Resolves once keyword search works; a graph or vector method follows when its files are in.
-      opening = openIndex({ method: root.dataset.method || undefined, early: true }).then(
-        (cairn) => {
-          status.textContent = '';
-          root.dataset.ready = 'true';
-          root.dataset.loadMs = String(Math.round(cairn.timings.loadMs));
-          root.dataset.loadIndexMs = String(Math.round(cairn.timings.loadIndexMs));
-          cairn.texts.then(
-            () => {
-              root.dataset.textsMs = String(Math.round(cairn.timings.textsMs));
-              // the titles on screen get their snippets
-              if (withoutTexts) run();
-            },
-            (err) => {
-              root.dataset.textsError = err.message;
-              textsNote = `The passages' texts could not be loaded (${err.message}): results show titles only.`;
-              status.textContent = notes();
-            },
-          );
-          cairn.ready.then(
-            () => {
-              root.dataset.complete = 'true';
-              root.dataset.readyMs = String(Math.round(cairn.timings.readyMs));
-              // the keyword results on screen give way to the chosen method's
-              if (root.dataset.shown && root.dataset.shown !== cairn.method) run();
-            },
-            (err) => {
-              root.dataset.error = err.message;
-              methodNote = `${cairn.method} is unavailable (${err.message}); showing keyword results.`;
-              status.textContent = notes();
-            },
-          );
-          return cairn;
-        },
-        (err) => {
-          status.textContent = `Search is unavailable: ${err.message}`;
-          root.dataset.error = err.message;
-          throw err;
-        },
-      );
-    }
-    return opening;
+    if (worker) return;
+    status.textContent = 'Loading the search index…';
+    worker = new Worker(new URL('./cairn-worker.js', import.meta.url), { type: 'module' });
+    worker.onerror = (e) => {
+      const message = e.message || 'the search worker could not start';
+      root.dataset.error = message;
+      status.textContent = `Search is unavailable: ${message}`;
+    };
+    worker.onmessage = ({ data: m }) => {
+      if (m.type === 'opened') {
+        opened = m;
+        root.dataset.ready = 'true';
+        root.dataset.loadMs = String(Math.round(m.timings.loadMs));
+        root.dataset.loadIndexMs = String(Math.round(m.timings.loadIndexMs));
+        if (m.cost != null) root.dataset.fullCost = String(m.cost);
+        ready = m.method === 'bm25';
+        if (!ready && autoload) loadFull();
+        offerFull();
+        showStatus();
+        run();
+      } else if (m.type === 'texts') {
+        if (m.ok) {
+          textsIn = true;
+          root.dataset.textsMs = String(Math.round(m.textsMs));
+          // the titles on screen get their snippets
+          if (withoutTexts) run();
+        } else {
+          root.dataset.textsError = m.error;
+          textsNote = `The passages' texts could not be loaded (${m.error}): results show titles only.`;
+          showStatus();
+        }
+      } else if (m.type === 'ready') {
+        if (m.ok) {
+          ready = true;
+          loadingFull = false;
+          root.dataset.complete = 'true';
+          root.dataset.readyMs = String(Math.round(m.readyMs));
+          offerFull();
+          // the keyword results on screen give way to the chosen method's
+          if (root.dataset.shown && root.dataset.shown !== opened.method) run();
+          else showStatus();
+        } else {
+          root.dataset.error = m.error;
+          loadingFull = false;
+          methodNote = `${opened.method} is unavailable (${m.error}); showing keyword results.`;
+          offerFull();
+          showStatus();
+        }
+      } else if (m.type === 'hits') {
+        if (m.seq < shownSeq || m.q !== input.value.trim()) return; // an older query's
+        shownSeq = m.seq;
+        show(m);
+      } else if (m.type === 'error') {
+        if (m.seq === undefined) {
+          root.dataset.error = m.message;
+          status.textContent = `Search is unavailable: ${m.message}`;
+        } else if (m.seq >= shownSeq) {
+          status.textContent = `Search failed: ${m.message}`;
+        }
+      }
+    };
+    worker.postMessage({ type: 'open', method: root.dataset.method || undefined, full: autoload });
   };
 
-  const run = async () => {
-    const q = input.value.trim();
-    // A last word with no space after it may be unfinished: complete it.
-    const prefix = !/\s$/.test(input.value);
-    let cairn;
-    try {
-      cairn = await open();
-    } catch {
-      return;
+  /** One result's list item. */
+  const item = (h, linked) => {
+    const li = el('li', { class: 'cairn-result' });
+    // the title: a link to the page, or (ids that are not URLs) focusable text
+    const a = linked
+      ? el('a', { class: 'cairn-title cairn-result-link', href: linkOf(h.id), 'data-id': h.id })
+      : el('span', { class: 'cairn-title', tabindex: '0', 'data-id': h.id });
+    a.append(highlighted(h.title || h.id, h.titleHighlights || [], 200));
+    li.append(a);
+    if (h.text) {
+      const p = el('p');
+      p.append(highlighted(h.text, h.highlights || []));
+      li.append(p);
     }
-    if (q !== input.value.trim()) return; // typed on while loading: the newer run shows results
-    list.replaceChildren();
-    if (!q) {
-      status.textContent = '';
-      delete root.dataset.shown;
-      return;
-    }
-    // Until the chosen method's files are in, BM25 answers (it needs only the index).
-    const method = cairn.methods().includes(cairn.method) ? cairn.method : 'bm25';
-    const t0 = performance.now();
-    let hits;
-    try {
-      // Twice as many as shown: the parts of one long section are shown once.
-      hits = cairn.search(q, { k: 2 * k, method, prefix });
-    } catch (err) {
-      status.textContent = `Search failed: ${err.message}`;
-      return;
-    }
-    root.dataset.searchMs = String(performance.now() - t0);
-    root.dataset.shown = method;
-    withoutTexts = !cairn.textsLoaded();
+    return li;
+  };
+
+  /** Show the next `k` results of the list on screen. */
+  const showMore = () => {
+    if (!current) return;
     // Results link to their pages when the passage ids are URLs (a site's always are; a JSONL
     // corpus's when `cairn index` found every one to be: manifest.links), else show titles only.
-    const linked = cairn.manifest.links !== false;
-    // the parts of one long section share its link and its title: shown once (two sections under
-    // headings without an id share the page's link, not their titles: both are shown)
-    const seen = new Set();
-    const key = (h) => (linked ? `${linkOf(h.id)}\n${h.title}` : h.id);
-    hits = hits.filter((h) => !seen.has(key(h)) && seen.add(key(h))).slice(0, k);
-    status.textContent = !hits.length
-      ? line('No results.', notes())
-      : method !== cairn.method && !methodNote
-        ? line('Keyword results; the full search is still loading…', textsNote)
-        : line(notes(), withoutTexts && !textsNote ? 'Snippets are still loading…' : '');
-    for (const h of hits) {
-      const li = el('li');
-      // the title: a link to the page, or (ids that are not URLs) focusable text
-      const a = linked
-        ? el('a', { class: 'cairn-title', href: linkOf(h.id), 'data-id': h.id })
-        : el('span', { class: 'cairn-title', tabindex: '0', 'data-id': h.id });
-      a.append(highlighted(h.title || h.id, h.titleHighlights || [], 200));
-      li.append(a);
-      if (h.text) {
-        const p = el('p');
-        p.append(highlighted(h.text, h.highlights || []));
-        li.append(p);
-      }
-      list.append(li);
-    }
+    const linked = opened.manifest.links !== false;
+    const next = current.hits.slice(shown, shown + k);
+    for (const h of next) list.append(item(h, linked));
+    shown += next.length;
+    const n = current.hits.length;
+    count.textContent = !n ? '' : current.capped ? `${n}+ results` : `${n} result${n === 1 ? '' : 's'}`;
+    more.hidden = shown >= n;
+  };
+  more.addEventListener('click', () => {
+    const first = shown;
+    showMore();
+    list.querySelectorAll('.cairn-title')[first]?.focus();
+  });
+
+  /** Replace the list on screen with `m`'s results. */
+  const show = (m) => {
+    // A list is not replaced by an empty one while the query is unchanged (the worker already
+    // falls back to BM25; this covers a method that ran out of time or memory).
+    current = m;
+    shown = 0;
+    withoutTexts = !m.textsLoaded;
+    root.dataset.searchMs = String(m.searchMs);
+    root.dataset.shown = m.method;
+    root.dataset.query = m.q;
+    list.replaceChildren();
+    showMore();
+    showStatus();
   };
 
-  input.addEventListener('focus', () => { open().catch(() => {}); }, { once: true });
+  const clear = () => {
+    current = null;
+    shown = 0;
+    list.replaceChildren();
+    count.textContent = '';
+    more.hidden = true;
+    delete root.dataset.shown;
+    delete root.dataset.query;
+    showStatus();
+  };
+
+  const run = () => {
+    open();
+    if (!opened) return; // searched once the index is open
+    const q = input.value.trim();
+    if (!q) {
+      clear();
+      return;
+    }
+    // A last word with no space after it may be unfinished: complete it.
+    const prefix = !/\s$/.test(input.value);
+    worker.postMessage({ type: 'search', seq: ++seq, q, prefix, max });
+  };
+
+  input.addEventListener('focus', open, { once: true });
   input.addEventListener('input', () => {
     clearTimeout(timer);
     timer = setTimeout(run, 120);
@@ -223,8 +323,7 @@ if (root) {
       e.preventDefault();
       clearTimeout(timer);
       input.value = '';
-      list.replaceChildren();
-      status.textContent = '';
+      clear();
       input.focus();
     }
   });

@@ -12,6 +12,7 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import zlib from 'node:zlib';
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
@@ -33,6 +34,13 @@ const escapeHtml = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace
 // GitHub-style slug, as the page's heading id.
 const slug = (s) => s.trim().toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, '').replace(/ /g, '-');
 const linkOf = (p) => `/wiki/${p.id}.html#${encodeURIComponent(slug(p.title))}`;
+
+/** Wait until the widget shows its list (or "No results.") for `q`, as typed. */
+const shownFor = (tab, q) => tab.waitForFunction(
+  (text) => document.querySelector('#cairn-search').dataset.query === text.trim(),
+  q,
+  { timeout: WAIT },
+);
 
 let site;
 let server;
@@ -85,11 +93,18 @@ after(async () => {
 test('cairn index writes the index, the wasm package, the loader, the widget and a manifest', () => {
   // 100 passages; the search page has no text outside its heading and the widget's element.
   assert.equal(cli.passages, 100);
-  for (const f of ['index.cairn.gz', 'cairn.js', 'cairn_bg.wasm', 'cairn-loader.js', 'cairn-search.js', 'manifest.json']) {
+  for (const f of ['index.cairn.gz', 'cairn.js', 'cairn_bg.wasm', 'cairn_bg.wasm.gz', 'cairn-loader.js', 'cairn-worker.js', 'cairn-search.js', 'manifest.json']) {
     assert.ok(fs.existsSync(path.join(site, 'cairn', f)), f);
   }
   const manifest = JSON.parse(fs.readFileSync(path.join(site, 'cairn', 'manifest.json'), 'utf8'));
   assert.equal(manifest.index, 'index.cairn.gz');
+  // the wasm is stored compressed, so that a host that does not compress serves it small
+  assert.equal(manifest.wasm, 'cairn_bg.wasm.gz');
+  assert.deepEqual(zlib.gunzipSync(fs.readFileSync(path.join(site, 'cairn', 'cairn_bg.wasm.gz'))), fs.readFileSync(path.join(site, 'cairn', 'cairn_bg.wasm')));
+  // every file written, with its size: what a method costs before it is fetched
+  for (const f of ['index.cairn.gz', 'texts.cairn.gz', 'extras.cairn.gz', 'cairn_bg.wasm.gz', 'cairn-worker.js', 'static-minilm.bin', 'minilm-vocab.txt']) {
+    assert.equal(manifest.sizes[f], fs.statSync(path.join(site, 'cairn', f)).size, f);
+  }
   assert.equal(manifest.index_gz_bytes, fs.statSync(path.join(site, 'cairn', 'index.cairn.gz')).size);
   assert.deepEqual(manifest.methods, ['bm25', 'dense', 'hybrid']);
   assert.equal(manifest.text_pipeline, null, 'without a knowledge graph the text pipeline is not written');
@@ -112,24 +127,55 @@ test('the widget loads lazily, ranks as native BM25 and links to page#heading', 
   const errors = [];
   context.on('request', (r) => requests.push(new URL(r.url()).pathname));
   tab.on('pageerror', (e) => errors.push(e.message));
+  // wasm compiled on the page's own thread is counted (the engine belongs in the worker)
+  await tab.addInitScript(() => {
+    window.wasmOnPage = 0;
+    for (const f of ['instantiate', 'instantiateStreaming', 'compile', 'compileStreaming']) {
+      const orig = WebAssembly[f];
+      WebAssembly[f] = function counted(...a) {
+        window.wasmOnPage += 1;
+        return orig.apply(this, a);
+      };
+    }
+  });
   await tab.goto(server.url);
   const input = tab.locator('#cairn-search input');
   await input.waitFor();
   await tab.waitForTimeout(300);
   assert.ok(!requests.includes('/cairn/index.cairn.gz'), 'the index must not load before the box is used');
-  assert.ok(!requests.includes('/cairn/cairn_bg.wasm'), 'the engine must not load before the box is used');
+  assert.ok(!requests.some((r) => r.startsWith('/cairn/cairn_bg.wasm')), 'the engine must not load before the box is used');
+  assert.ok(!requests.includes('/cairn/cairn.js'), 'the page loads no engine code of its own');
 
   const byId = new Map(passages.map((p) => [p.id, p]));
   for (const [i, q] of questions.slice(0, 3).entries()) {
     await input.fill(q.question);
     await input.press('Enter');
-    await tab.waitForFunction(() => document.querySelectorAll('#cairn-search li a').length > 0, null, { timeout: WAIT });
+    await shownFor(tab, q.question);
     const hrefs = await tab.$$eval('#cairn-search li a', (as) => as.map((a) => a.getAttribute('href')));
     const want = expected.bm25.find((e) => e.question === q.question).ids.slice(0, 8).map((id) => linkOf(byId.get(id)));
     assert.deepEqual(hrefs, want, `question ${i}: ${q.question}`);
     if (i === 0) await tab.screenshot({ path: path.join(screenshots, 'site-widget.png') });
   }
   assert.ok(requests.includes('/cairn/index.cairn.gz'));
+  // the compressed wasm, not the plain one; fetched, compiled and run by the widget's worker:
+  // the page's own thread fetched none of the engine's files
+  assert.ok(requests.includes('/cairn/cairn_bg.wasm.gz') && !requests.includes('/cairn/cairn_bg.wasm'));
+  assert.equal(tab.workers().length, 1);
+  assert.equal(await tab.evaluate(() => window.wasmOnPage), 0, 'no wasm module compiled on the page\'s thread');
+
+  // a count, and more results on demand: the next ones in BM25's order
+  const q0 = questions[0].question;
+  await input.fill(q0);
+  await input.press('Enter');
+  await shownFor(tab, q0);
+  assert.equal(await tab.locator('#cairn-search li a').count(), 8);
+  assert.match(await tab.textContent('#cairn-search .cairn-count'), /^\d+\+? results$/);
+  await tab.locator('#cairn-search .cairn-more').click();
+  await tab.waitForFunction(() => document.querySelectorAll('#cairn-search li a').length > 8);
+  const ten = (await tab.$$eval('#cairn-search li a', (as) => as.map((a) => a.getAttribute('href')))).slice(0, 10);
+  assert.deepEqual(ten, expected.bm25.find((e) => e.question === q0).ids.slice(0, 10).map((id) => linkOf(byId.get(id))));
+  // the first new result has the focus
+  assert.equal(await tab.evaluate(() => document.activeElement.getAttribute('href')), ten[8]);
   assert.ok(!requests.includes('/cairn/static-minilm.bin'), 'bm25 needs no embedding table');
   assert.ok(!requests.includes('/cairn/extras.cairn.gz'), 'bm25 needs no passage vectors');
   assert.deepEqual(requests.filter((r) => r.startsWith('/cairn/text/')), [], 'bm25 needs no text pipeline');
@@ -137,12 +183,13 @@ test('the widget loads lazily, ranks as native BM25 and links to page#heading', 
   // Chrome (nav, header, footer, script, style) is not indexed.
   await input.fill(CANARY);
   await input.press('Enter');
-  await tab.waitForFunction(() => /No results/.test(document.querySelector('#cairn-search .cairn-status').textContent));
+  await shownFor(tab, CANARY);
+  assert.match(await tab.textContent('#cairn-search .cairn-status'), /No results/);
 
   // A result opens its page at its heading.
   await input.fill(questions[0].question);
   await input.press('Enter');
-  await tab.waitForFunction(() => document.querySelectorAll('#cairn-search li a').length > 0);
+  await shownFor(tab, questions[0].question);
   const first = await tab.locator('#cairn-search li a').first().getAttribute('href');
   await tab.locator('#cairn-search li a').first().click();
   await tab.waitForURL((u) => u.pathname + u.hash === first);
@@ -243,6 +290,11 @@ test('a hand-made site: a Latin-1 page, unicode file names and anchors, one resu
     path.join(own, 'brakes.html'),
     chrome('<main><h1>Brakes</h1><h2>Rim brakes</h2><p>Rim brakes squeeze pads against the wheel rim.</p><h2>Disc brakes</h2><p>Disc brakes squeeze pads against a rotor at the hub.</p></main>'),
   );
+  // One page's identical sections under two anchors (a contents box repeated): shown once.
+  fs.writeFileSync(
+    path.join(own, 'twice.html'),
+    chrome('<main><h1>Gear</h1><h2 id="top">Contents</h2><p>Sprockets and derailleurs.</p><h2 id="bottom">Contents</h2><p>Sprockets and derailleurs.</p></main>'),
+  );
   fs.writeFileSync(path.join(own, 'empty.html'), '');
   const run = spawnSync(
     'cargo',
@@ -253,7 +305,7 @@ test('a hand-made site: a Latin-1 page, unicode file names and anchors, one resu
   assert.match(run.stderr, /latin1\.html: not UTF-8: read as Windows-1252/);
   assert.match(run.stderr, /empty\.html: no text to index/);
   const report = JSON.parse(run.stdout);
-  assert.equal(report.pages, 6);
+  assert.equal(report.pages, 7);
   assert.equal(report.warnings, 2);
 
   const ownServer = await serve({ dir: own, port: 0 });
@@ -268,14 +320,16 @@ test('a hand-made site: a Latin-1 page, unicode file names and anchors, one resu
     const search = async (q) => {
       await input.fill(q);
       await input.press('Enter');
-      await tab.waitForFunction(
-        () => document.querySelectorAll('#cairn-search li a').length > 0 || /No results/.test(document.querySelector('#cairn-search .cairn-status').textContent),
-        null,
-        { timeout: WAIT },
-      );
+      await shownFor(tab, q);
       return hrefs();
     };
     assert.deepEqual(await search('qualité enclumes'), ['/latin1.html']);
+    // with the texts in, one page's identical sections are one result
+    await tab.waitForFunction(() => document.querySelector('#cairn-search').dataset.textsMs !== undefined, null, { timeout: WAIT });
+    const twice = await search('sprockets derailleurs');
+    assert.equal(twice.length, 1, JSON.stringify(twice));
+    assert.match(twice[0], /^\/twice\.html#(top|bottom)$/);
+    assert.equal(await tab.textContent('#cairn-search .cairn-count'), '1 result');
     assert.deepEqual(await search('quirkword'), ['/long.html#part'], 'one result per link');
     assert.deepEqual(await search('squeeze '), ['/brakes.html', '/brakes.html'], 'two sections of one page, both shown');
     assert.deepEqual(
@@ -319,7 +373,7 @@ test('a hand-made site: a Latin-1 page, unicode file names and anchors, one resu
   }
 });
 
-test('a site with a knowledge graph: the widget answers with BM25 at once, then runs catrag after fetching the extras and the text pipeline', { timeout: 180_000 }, async () => {
+test('a site with a knowledge graph: the widget answers with BM25 at once, says what the graph costs, then runs catrag in its worker after fetching the extras and the text pipeline', { timeout: 180_000 }, async () => {
   const own = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-site3-'));
   fs.writeFileSync(
     path.join(own, 'index.html'),
@@ -350,6 +404,19 @@ test('a site with a knowledge graph: the widget answers with BM25 at once, then 
     const errors = [];
     context.on('request', (r) => requests.push(new URL(r.url()).pathname));
     tab.on('pageerror', (e) => errors.push(e.message));
+    // a list replaced by "No results." for an unchanged query is counted
+    await tab.addInitScript(() => {
+      window.flips = 0;
+      document.addEventListener('DOMContentLoaded', () => {
+        const root = document.querySelector('#cairn-search');
+        let shownFor = null;
+        new MutationObserver(() => {
+          const q = root.querySelector('input').value.trim();
+          if (root.querySelectorAll('li').length) shownFor = q;
+          else if (/No results/.test(root.querySelector('.cairn-status').textContent) && shownFor === q) window.flips += 1;
+        }).observe(root, { subtree: true, childList: true, characterData: true });
+      });
+    });
     // the extras arrive late, as a big graph over a slow link would: BM25 answers meanwhile
     let releaseExtras;
     const extrasHeld = new Promise((resolve) => { releaseExtras = resolve; });
@@ -374,7 +441,16 @@ test('a site with a knowledge graph: the widget answers with BM25 at once, then 
       status: document.querySelector('#cairn-search .cairn-status').textContent,
     }));
     assert.equal(first.shown, 'bm25', JSON.stringify(first));
-    assert.match(first.status, /Keyword results; the full search is still loading/);
+    assert.match(first.status, /^Keyword results\./);
+    // the graph's files are not fetched until asked for, and the widget says what they cost
+    const cost = ['static-minilm.bin', 'minilm-vocab.txt', 'extras.cairn.gz', ...textFiles.map((f) => `text/${f}`)]
+      .reduce((sum, f) => sum + fs.statSync(path.join(own, 'cairn', f)).size, 0);
+    const button = tab.locator('#cairn-search .cairn-load');
+    assert.equal(await button.textContent(), `Load the full search: catrag (${(cost / 1e6).toFixed(1)} MB to download)`);
+    assert.ok(!requests.includes('/cairn/extras.cairn.gz') && !requests.includes('/cairn/static-minilm.bin'));
+    await button.click();
+    await tab.waitForFunction(() => /the full search is still loading/.test(document.querySelector('#cairn-search .cairn-status').textContent));
+    assert.equal(await button.isVisible(), false);
     assert.equal(await tab.evaluate(() => document.querySelector('#cairn-search').dataset.complete), undefined);
     await tab.screenshot({ path: path.join(screenshots, 'site-graph-keyword-first.png') });
     releaseExtras();
@@ -397,6 +473,20 @@ test('a site with a knowledge graph: the widget answers with BM25 at once, then 
     for (const f of textFiles) assert.ok(requests.includes(`/cairn/text/${f}`), `text/${f} fetched`);
     assert.ok(requests.includes('/cairn/extras.cairn.gz'), 'the graph comes in the extras');
     await tab.screenshot({ path: path.join(screenshots, 'site-graph-catrag.png') });
+
+    // the last word being typed completes with catrag too: the word BM25's completions find is
+    // the one the graph walk gets, and the status line shows it
+    await input.fill('Playboy Club hotel casi');
+    await tab.waitForFunction(
+      () => /Results for “Playboy Club hotel casino”/.test(document.querySelector('#cairn-search .cairn-status').textContent),
+      null,
+      { timeout: WAIT },
+    );
+    assert.equal(await tab.evaluate(() => document.querySelector('#cairn-search').dataset.shown), 'catrag');
+    assert.ok((await tab.locator('#cairn-search li').count()) > 0);
+    // the graph walk ran in the worker; the page's thread holds no engine
+    assert.equal(tab.workers().length, 1);
+    assert.equal(await tab.evaluate(() => window.flips), 0, 'no list was replaced by "No results."');
     assert.deepEqual(errors, []);
   } finally {
     await context.close();

@@ -192,9 +192,14 @@ pub(crate) fn index_site(a: IndexArgs) -> CliResult<()> {
     }
     let load_ms = ms(clock);
     drop(loaded);
+    // every file written, with its size, for the manifest's `sizes` (what the widget says a
+    // method costs before it fetches its files)
+    let sizes = std::cell::RefCell::new(std::collections::BTreeMap::<String, usize>::new());
     let write = |name: &str, data: &[u8]| -> CliResult<()> {
         let path = a.out.join(name);
-        std::fs::write(&path, data).map_err(|e| format!("{}: {e}", path.display()))
+        std::fs::write(&path, data).map_err(|e| format!("{}: {e}", path.display()))?;
+        sizes.borrow_mut().insert(name.to_string(), data.len());
+        Ok(())
     };
     write("index.cairn.gz", &gz)?;
     write("texts.cairn.gz", &texts_gz)?;
@@ -250,6 +255,8 @@ pub(crate) fn index_site(a: IndexArgs) -> CliResult<()> {
     let manifest = json!({
         "format_version": bytes.get(8..12).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
         "index": "index.cairn.gz",
+        "wasm": crate::site_assets::WASM_GZ,
+        "sizes": &*sizes.borrow(),
         "passages": stats.passages,
         "text_bytes": stats.text_bytes,
         "index_bytes": bytes.len(),

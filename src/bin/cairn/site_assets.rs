@@ -1,5 +1,8 @@
 //! The web files `cairn index` writes next to the index: the wasm package (`cairn.js`,
-//! `cairn_bg.wasm`), the loader (`cairn-loader.js`) and the drop-in widget (`cairn-search.js`).
+//! `cairn_bg.wasm`, and the same module stored gzip-compressed as `cairn_bg.wasm.gz`, which the
+//! loader fetches and inflates so that a static host that does not compress serves it small), the
+//! loader (`cairn-loader.js`), the widget's worker (`cairn-worker.js`) and the drop-in widget
+//! (`cairn-search.js`).
 //!
 //! The loader and the widget are always compiled in. The wasm package comes from, in order:
 //! `--pkg <folder>`; the copy embedded at build time (release builds and `cargo install`, see
@@ -16,6 +19,10 @@ mod generated {
 const SITE_LOADER: &str = include_str!("../../../assets/site/cairn-loader.js");
 /// The drop-in search widget written by `cairn index`.
 const SITE_WIDGET: &str = include_str!("../../../assets/site/cairn-search.js");
+/// The widget's worker (the engine and every search off the page's main thread).
+const SITE_WORKER: &str = include_str!("../../../assets/site/cairn-worker.js");
+/// The name of the gzip-compressed wasm module (the manifest's `wasm`).
+pub const WASM_GZ: &str = "cairn_bg.wasm.gz";
 /// The wasm package's files, in the order of `WebFiles::package`.
 const PKG_FILES: [&str; 2] = ["cairn.js", "cairn_bg.wasm"];
 
@@ -42,19 +49,34 @@ impl std::fmt::Display for Source {
 pub struct WebFiles {
     /// `cairn.js` and `cairn_bg.wasm`.
     package: [Cow<'static, [u8]>; 2],
+    /// `cairn_bg.wasm`, gzip-compressed (level 9).
+    wasm_gz: Vec<u8>,
     /// Where `package` was read from.
     pub source: Source,
 }
 
 impl WebFiles {
     /// Every file `cairn index` writes besides the index and the manifest: (file name, bytes).
-    pub fn files(&self) -> [(&'static str, &[u8]); 4] {
+    pub fn files(&self) -> [(&'static str, &[u8]); 6] {
         [
             (PKG_FILES[0], &self.package[0]),
             (PKG_FILES[1], &self.package[1]),
+            (WASM_GZ, &self.wasm_gz),
             ("cairn-loader.js", SITE_LOADER.as_bytes()),
+            ("cairn-worker.js", SITE_WORKER.as_bytes()),
             ("cairn-search.js", SITE_WIDGET.as_bytes()),
         ]
+    }
+
+    /// The files of [`WebFiles`] with the package `[cairn.js, cairn_bg.wasm]`.
+    ///
+    /// Errors: the compression fails (writing to memory; not expected).
+    fn new(package: [Cow<'static, [u8]>; 2], source: Source) -> Result<WebFiles, String> {
+        use std::io::Write;
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        enc.write_all(&package[1]).map_err(|e| format!("gzip of {}: {e}", PKG_FILES[1]))?;
+        let wasm_gz = enc.finish().map_err(|e| format!("gzip of {}: {e}", PKG_FILES[1]))?;
+        Ok(WebFiles { package, wasm_gz, source })
     }
 
     /// Size of `cairn_bg.wasm` in bytes.
@@ -74,7 +96,7 @@ pub fn web_files(pkg: Option<&Path>) -> Result<WebFiles, String> {
     }
     match generated::EMBEDDED {
         Ok((js, wasm)) => {
-            Ok(WebFiles { package: [Cow::Borrowed(js), Cow::Borrowed(wasm)], source: Source::Embedded })
+            WebFiles::new([Cow::Borrowed(js), Cow::Borrowed(wasm)], Source::Embedded)
         }
         Err(why) => {
             let checkout = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/pkg"));
@@ -103,10 +125,7 @@ fn read_folder(dir: &Path) -> Result<WebFiles, String> {
         }
         std::fs::read(&path).map(Cow::Owned).map_err(|e| format!("{}: {e}", path.display()))
     };
-    Ok(WebFiles {
-        package: [read(PKG_FILES[0])?, read(PKG_FILES[1])?],
-        source: Source::Folder(dir.to_path_buf()),
-    })
+    WebFiles::new([read(PKG_FILES[0])?, read(PKG_FILES[1])?], Source::Folder(dir.to_path_buf()))
 }
 
 #[cfg(test)]
@@ -125,9 +144,17 @@ mod tests {
         assert_eq!(web.source, Source::Folder(dir.clone()));
         assert_eq!(web.wasm_bytes(), 8);
         let names: Vec<&str> = web.files().iter().map(|(n, _)| *n).collect();
-        assert_eq!(names, ["cairn.js", "cairn_bg.wasm", "cairn-loader.js", "cairn-search.js"]);
+        assert_eq!(
+            names,
+            ["cairn.js", "cairn_bg.wasm", "cairn_bg.wasm.gz", "cairn-loader.js", "cairn-worker.js", "cairn-search.js"]
+        );
         assert_eq!(web.files()[0].1, b"export default 1;");
-        assert!(std::str::from_utf8(web.files()[2].1).unwrap().contains("export async function openIndex"));
+        // the compressed module inflates to the module
+        let mut inflated = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(web.files()[2].1), &mut inflated).unwrap();
+        assert_eq!(inflated, b"\0asm\x01\0\0\0");
+        assert!(std::str::from_utf8(web.files()[3].1).unwrap().contains("export async function openIndex"));
+        assert!(std::str::from_utf8(web.files()[4].1).unwrap().contains("openIndex("));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
