@@ -317,7 +317,9 @@ fn index_subcommand_writes_a_loadable_deterministic_site_bundle() {
         "index.cairn.gz",
         "cairn.js",
         "cairn_bg.wasm",
+        "cairn_bg.wasm.gz",
         "cairn-loader.js",
+        "cairn-worker.js",
         "cairn-search.js",
         "manifest.json",
         "static-minilm.bin",
@@ -338,6 +340,11 @@ fn index_subcommand_writes_a_loadable_deterministic_site_bundle() {
     assert_eq!(manifest["default_method"], "hybrid");
     assert_eq!(manifest["methods"], serde_json::json!(["bm25", "dense", "hybrid"]));
     assert_eq!(manifest["links"], false);
+    // the compressed wasm is named, and every written file is listed with its size
+    assert_eq!(manifest["wasm"], "cairn_bg.wasm.gz");
+    for f in ["index.cairn.gz", "texts.cairn.gz", "cairn_bg.wasm.gz", "cairn-worker.js", "static-minilm.bin"] {
+        assert_eq!(manifest["sizes"][f], std::fs::metadata(a.join(f)).unwrap().len(), "{f}");
+    }
     // `cairn index --jsonl JSONL --out OUT` with `extra` arguments: its stderr (a success) and the
     // manifest it wrote
     let index_jsonl = |jsonl: &std::path::Path, out: &std::path::Path, extra: &[&str]| {
