@@ -16,11 +16,14 @@ import init, { Engine, loadTextPipeline, textPipelineLoaded } from './cairn.js';
 
 const here = new URL('.', import.meta.url);
 
-/** The response at `url`, or an error that names the file (HTTP status or network failure). */
-async function fetchOk(url) {
+/**
+ * The response at `url` (of `started`, a `fetch(url)` begun already, when given), or an error that
+ * names the file (HTTP status or network failure).
+ */
+async function fetchOk(url, started) {
   let resp;
   try {
-    resp = await fetch(url);
+    resp = await (started || fetch(url));
   } catch (err) {
     throw new Error(`${url} could not be downloaded (${err.message})`);
   }
@@ -90,6 +93,19 @@ export function methodCost(manifest, method) {
 }
 
 /**
+ * The parsed `base`/manifest.json, or an error that names it (HTTP status, network failure, not
+ * JSON). `started`: its `fetch` begun already (the worker begins it while the loader loads).
+ */
+export async function fetchManifest(base = here, started) {
+  const manifestUrl = new URL('manifest.json', base);
+  try {
+    return await (await fetchOk(manifestUrl, started)).json();
+  } catch (err) {
+    throw err instanceof SyntaxError ? new Error(`${manifestUrl} is not JSON (${err.message})`) : err;
+  }
+}
+
+/**
  * Open the index described by `base`/manifest.json. `method` (default: the manifest's
  * `default_method`) decides what is fetched: `bm25` needs only the wasm and the index; the other
  * methods also the static embedder's table and, for a site written in parts (`extras` in the
@@ -118,17 +134,12 @@ export function methodCost(manifest, method) {
  * answer waited for (in parallel), `loadIndexMs` Engine.loadIndex (BM25's postings read; for an
  * index written before the keyword part existed, BM25 rebuilt from the passages), `textsMs` the
  * time until the texts were in and `readyMs` until `method` could run (each set when its promise
- * resolves).
+ * resolves). `manifest`: the manifest or a promise of it (see `fetchManifest`), when the caller
+ * fetched it already.
  */
-export async function openIndex({ base = here, method, early = false, full = true, onProgress } = {}) {
+export async function openIndex({ base = here, method, early = false, full = true, onProgress, manifest: given } = {}) {
   const t0 = performance.now();
-  const manifestUrl = new URL('manifest.json', base);
-  let manifest;
-  try {
-    manifest = await (await fetchOk(manifestUrl)).json();
-  } catch (err) {
-    throw err instanceof SyntaxError ? new Error(`${manifestUrl} is not JSON (${err.message})`) : err;
-  }
+  const manifest = await (given || fetchManifest(base));
   method = method || manifest.default_method || 'bm25';
   const twoParts = typeof manifest.extras === 'string';
   // A one-file index with a graph cannot be read without the embedder; a split one can.

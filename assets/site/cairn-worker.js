@@ -16,7 +16,18 @@
 //   {type: 'hits', seq, q, method, hits, capped, completed, fallback, textsLoaded, searchMs}
 //   {type: 'error', seq, message}                       opening (no seq) or a search failed
 
-import { openIndex, linkOf } from './cairn-loader.js';
+// The manifest, the loader and the engine's JavaScript are fetched side by side (static imports
+// would fetch the loader, then the engine's JavaScript, then the loader the manifest): the worker
+// starts when the index is opened.
+const base = new URL('.', import.meta.url);
+const manifestFetch = fetch(new URL('manifest.json', base));
+manifestFetch.catch(() => {}); // the loader reports a failure (fetchManifest)
+const loaderModule = import('./cairn-loader.js');
+loaderModule.catch(() => {});
+import('./cairn.js').catch(() => {}); // the loader's own import; its failure is reported there
+
+/** The page link of a passage id written by `cairn index`: the id up to its first space. */
+const linkOf = (id) => id.split(' ')[0];
 
 let cairn = null;
 
@@ -122,12 +133,13 @@ let opening = null;
 self.onmessage = async ({ data }) => {
   if (data.type === 'open') {
     if (opening) return;
-    opening = openIndex({
-      base: new URL('.', import.meta.url),
+    opening = loaderModule.then(({ openIndex, fetchManifest }) => openIndex({
+      base,
+      manifest: fetchManifest(base, manifestFetch),
       method: data.method || undefined,
       early: true,
       full: data.full !== false,
-    });
+    }));
     try {
       cairn = await opening;
     } catch (err) {
