@@ -20,7 +20,11 @@
 // it and its list) and time to its list, `laterBytesMean`. `longTasks` lists the page's
 // main-thread tasks over 50 ms (PerformanceObserver 'longtask', loading and searching) and
 // `longestTaskMs` the longest; `noResultsFlips` counts lists replaced by "No results." for an
-// unchanged query. One JSON object on stdout.
+// unchanged query. The bench's own waits poll every 100 ms (not every frame), so that they add
+// few tasks of their own; `--trace` records a Chromium trace per run and lists each main-thread
+// task over 50 ms with its longest inner events (`traceTasks`), which tells the page's and the
+// widget's work apart from the navigation's and Playwright's (its injected script, `fill`'s forced
+// layout). One JSON object on stdout.
 //
 //   node tools/site_bench.mjs --cairn DIR --load [--pkg pkg/] [--runs 3]
 //
@@ -156,6 +160,39 @@ async function loadBench() {
   }
   console.log(JSON.stringify({ cairn: cairnDir, pkg: pkg || null, method: want, query, runs: out }, null, 1));
 }
+/**
+ * Start a Chromium trace of `page`; `stop()` ends it and resolves to the renderer main thread's
+ * tasks over 50 ms: [{ms, inner: ["event ms", …]}] with the eight longest events inside each.
+ */
+async function startTrace(context, page) {
+  const cdp = await context.newCDPSession(page);
+  const events = [];
+  cdp.on('Tracing.dataCollected', (e) => events.push(...e.value));
+  const complete = new Promise((resolve) => cdp.on('Tracing.tracingComplete', resolve));
+  await cdp.send('Tracing.start', {
+    categories: 'devtools.timeline,v8,blink,toplevel,disabled-by-default-devtools.timeline',
+    transferMode: 'ReportEvents',
+  });
+  return {
+    async stop() {
+      await cdp.send('Tracing.end');
+      await complete;
+      const threads = new Map(events.filter((e) => e.name === 'thread_name').map((e) => [`${e.pid}:${e.tid}`, e.args.name]));
+      const main = events.filter((e) => e.ph === 'X' && threads.get(`${e.pid}:${e.tid}`) === 'CrRendererMain');
+      return main
+        .filter((t) => t.name === 'RunTask' && t.dur > 50_000)
+        .map((t) => ({
+          ms: Math.round(t.dur / 1000),
+          inner: main
+            .filter((e) => e !== t && e.ts >= t.ts && e.ts + (e.dur || 0) <= t.ts + t.dur && e.dur > 5000)
+            .sort((a, b) => b.dur - a.dur)
+            .slice(0, 8)
+            .map((e) => `${e.name} ${Math.round(e.dur / 1000)}`),
+        }));
+    },
+  };
+}
+
 const site = fs.mkdtempSync(path.join(os.tmpdir(), 'cairn-bench-site-'));
 fs.writeFileSync(path.join(site, 'index.html'), `<!doctype html><html><head><meta charset="utf-8"><title>bench</title></head>
 <body><div id="cairn-search" data-load="auto"${method ? ` data-method="${method}"` : ''}></div>
@@ -202,6 +239,7 @@ try {
       document.addEventListener('DOMContentLoaded', watch);
     });
     const page = await context.newPage();
+    const tracing = args.includes('--trace') ? await startTrace(context, page) : null;
     let bytes = 0;
     // every file (the page's and its workers'): its path, bytes on the wire (content-length) and
     // when it finished (ms since the run started), to sum what had arrived by the first result
@@ -219,7 +257,7 @@ try {
     await page.waitForFunction(
       () => document.querySelectorAll('#cairn-search li').length > 0 || document.querySelector('#cairn-search').dataset.error,
       null,
-      { timeout: 600_000 },
+      { timeout: 600_000, polling: 100 },
     );
     const firstResultMs = await page.evaluate(() => performance.now());
     const firstResultAt = Date.now() - t0;
@@ -235,7 +273,7 @@ try {
       await page.waitForFunction(
         (m) => document.querySelector('#cairn-search').dataset.shown === m || document.querySelector('#cairn-search').dataset.error,
         want,
-        { timeout: 600_000 },
+        { timeout: 600_000, polling: 100 },
       );
       methodResultMs = await page.evaluate(() => performance.now());
       d = await page.evaluate(() => ({ ...document.querySelector('#cairn-search').dataset }));
@@ -244,7 +282,7 @@ try {
     const methodTop = await page.$$eval('#cairn-search li .cairn-title', (as) => as.slice(0, 3).map((a) => a.textContent));
     // snippets follow the titles once the passages' texts are in
     if (manifest.texts) {
-      await page.waitForFunction(() => document.querySelector('#cairn-search').dataset.textsMs !== undefined, null, { timeout: 600_000 });
+      await page.waitForFunction(() => document.querySelector('#cairn-search').dataset.textsMs !== undefined, null, { timeout: 600_000, polling: 100 });
       d = await page.evaluate(() => ({ ...document.querySelector('#cairn-search').dataset }));
     }
     // later queries, once everything the chosen method needs is in: bytes and time each
@@ -268,17 +306,19 @@ try {
         (text) => document.querySelector('#cairn-search').dataset.bench === 'done'
           && document.querySelector('#cairn-search input').value.trim() === text,
         q,
-        { timeout: 600_000 },
+        { timeout: 600_000, polling: 100 },
       );
       // requests still in flight for it
       await page.waitForTimeout(50);
       laterRuns.push({ q, ms: Date.now() - start, bytes: bytes - before, shown: await page.evaluate(() => document.querySelector('#cairn-search').dataset.shown) });
     }
+    const traceTasks = tracing ? await tracing.stop() : undefined;
     const longTasks = await page.evaluate(() => window.__longTasks);
     const noResultsFlips = await page.evaluate(() => window.__flips);
     out.push({
       longestTaskMs: longTasks.reduce((m, [, dur]) => Math.max(m, dur), 0),
       longTasks,
+      traceTasks,
       noResultsFlips,
       laterBytesMean: laterRuns.length ? Math.round(laterRuns.reduce((a, r) => a + r.bytes, 0) / laterRuns.length) : null,
       later: laterRuns,
