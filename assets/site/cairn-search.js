@@ -106,7 +106,6 @@ if (root) {
   let worker = null;
   let opened = null; // the 'opened' message
   let ready = false; // the chosen method runs
-  let textsIn = false;
   let withoutTexts = false; // the list on screen has titles only
   let loadingFull = false;
   let seq = 0;
@@ -181,7 +180,6 @@ if (root) {
         run();
       } else if (m.type === 'texts') {
         if (m.ok) {
-          textsIn = true;
           root.dataset.textsMs = String(Math.round(m.textsMs));
           // the titles on screen get their snippets
           if (withoutTexts) run();
@@ -261,8 +259,6 @@ if (root) {
 
   /** Replace the list on screen with `m`'s results. */
   const show = (m) => {
-    // A list is not replaced by an empty one while the query is unchanged (the worker already
-    // falls back to BM25; this covers a method that ran out of time or memory).
     current = m;
     shown = 0;
     withoutTexts = !m.textsLoaded;
