@@ -43,25 +43,21 @@ const PREFIX_METHODS = new Set(['bm25', 'hybrid']);
  * itself (a graph walk or the embedder would read "typing.Prot" as it is): the first word of
  * BM25's top prefix results, in their titles and then their texts, that BM25 matched and that
  * begins with the typed word (compared in lower case) and is longer; the typed letters are kept as
- * typed. `hits` are those results.
- * The query unchanged when no such word is found.
+ * typed. `hits` are those results. The query unchanged when no such word is found, or when the
+ * typed word itself is one BM25 matched (it is a whole word already).
  */
 function completeLastWord(query, hits) {
   const m = /(\S+)$/.exec(query);
   if (!m) return query;
   const typed = m[1].toLowerCase();
-  for (const h of hits) {
-    for (const [text, ranges] of [[h.title, h.titleHighlights], [h.text, h.highlights]]) {
-      for (const [s, e] of ranges || []) {
-        const word = text.slice(s, e);
-        if (word.length > typed.length && word.toLowerCase().startsWith(typed)) {
-          // the letters typed as typed, then the rest of the word
-          return query.slice(0, m.index) + m[1] + word.slice(m[1].length);
-        }
-      }
-    }
-  }
-  return query;
+  // the words BM25 matched, hit by hit, in the title and then the text
+  const words = hits.flatMap((h) => [[h.title, h.titleHighlights], [h.text, h.highlights]]
+    .flatMap(([text, ranges]) => (ranges || []).map(([s, e]) => text.slice(s, e))));
+  // a word found as typed is a whole word already ("gather" stays, not "gathered")
+  if (words.some((w) => w.toLowerCase() === typed)) return query;
+  const word = words.find((w) => w.length > typed.length && w.toLowerCase().startsWith(typed));
+  // the letters typed as typed, then the rest of the word
+  return word ? query.slice(0, m.index) + m[1] + word.slice(m[1].length) : query;
 }
 
 /**

@@ -484,6 +484,11 @@ test('a site with a knowledge graph: the widget answers with BM25 at once, says 
     );
     assert.equal(await tab.evaluate(() => document.querySelector('#cairn-search').dataset.shown), 'catrag');
     assert.ok((await tab.locator('#cairn-search li').count()) > 0);
+    // a last word that is a whole word already is searched as it is ("casino", not "casinos")
+    await input.fill('Playboy Club hotel casino');
+    await shownFor(tab, 'Playboy Club hotel casino');
+    assert.doesNotMatch(await tab.textContent('#cairn-search .cairn-status'), /Results for/);
+    assert.equal(await tab.evaluate(() => document.querySelector('#cairn-search').dataset.shown), 'catrag');
     // the graph walk ran in the worker; the page's thread holds no engine
     assert.equal(tab.workers().length, 1);
     assert.equal(await tab.evaluate(() => window.flips), 0, 'no list was replaced by "No results."');
