@@ -45,8 +45,8 @@ Neil Peart was the drummer and lyricist of the Canadian rock band Rush.
 MD
 
 cd "$work"
-echo "== (in $work) cairn index site/ --out site/cairn/"
-"$tmp/root/bin/cairn" index site/ --out site/cairn/ > report.json
+echo "== (in $work) cairn index site/ --out site/cairn/ --dense"
+"$tmp/root/bin/cairn" index site/ --out site/cairn/ --dense > report.json
 cat report.json
 
 fail() { echo "FAIL: $*" >&2; exit 1; }

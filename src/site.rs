@@ -2,10 +2,25 @@
 //! pages become passages, one per heading section, whose id is the URL to link to.
 //!
 //! - **HTML** is parsed with [`scraper`] (html5ever, the browser's parsing algorithm). The page
-//!   title is `<title>` (else the first `<h1>`, else the file name). Text is read from `<main>`
-//!   when the page has one, else from `<body>`; `nav`, `header`, `footer`, `aside`, `script`,
-//!   `style`, `noscript`, `template`, `svg`, `iframe`, `form`, elements with the `hidden`
-//!   attribute and the search widget's own `#cairn-search` are skipped.
+//!   title is `<title>` (else the first `<h1>`, else the file name). The **content** is what
+//!   `--selector` matches ([`ReadOptions::selector`]), else the elements marked `data-cairn-body`
+//!   (as Pagefind's `data-pagefind-body`), else `<main>` or `[role=main]`, else `<body>`. Inside
+//!   it, site chrome is left out ([`CHROME_SELECTORS`]: `nav`, `header`, `footer`, `aside`,
+//!   `[role=navigation]`, Sphinx's `.sphinxsidebar` and `.related`, rustdoc's sidebar and version
+//!   links, `[data-cairn-ignore]`, `script`, `style`, `form`, `button`, `[hidden]`, the widget's
+//!   own `#cairn-search`, …, plus `--exclude-selector`). Left out whole: redirect pages
+//!   (`<meta http-equiv="refresh">`), pages marked `<meta name="robots" content="noindex">`
+//!   (mdBook's `print.html`, the whole book again), and, unless `keep_link_pages`, pages that are lists of
+//!   links ([`LINK_PAGE_SHARE`]) and Sphinx's generated `genindex*`, `*-modindex` and `search`
+//!   pages.
+//! - **Definitions**: a `<dt id=…>` (Sphinx's API entries, glossary terms) starts a section of
+//!   its own, titled by its text under the headings around it and linked by its id
+//!   (`/library/asyncio-task.html#asyncio.gather`); definitions nest; the text after a
+//!   definition list belongs to what was around it again.
+//! - **Titles**: a suffix that at least half of the pages' titles share after a separator
+//!   (`" — Python 3.11.2 documentation"`, `" - Rust"`: [`common_title_suffix`]) is dropped from
+//!   every title, and a first heading that the page title starts with is not repeated.
+//! - **Repeats**: a section whose text equals an earlier one's on the same page is written once.
 //! - **Markdown** is parsed with [`pulldown_cmark`] (CommonMark); a leading `---` front-matter
 //!   block is skipped and its `title:` used. The page title is that, else the first `# heading`,
 //!   else the file name. Markdown pages are linked as the `.html` page a site generator makes of
@@ -37,9 +52,36 @@ use crate::error::{Error, Result};
 /// boundaries (a block longer than this stays whole).
 pub const MAX_PASSAGE_CHARS: usize = 1500;
 
-/// Elements whose content is never indexed.
-const SKIPPED: &[&str] =
-    &["nav", "header", "footer", "aside", "script", "style", "noscript", "template", "svg", "iframe", "form"];
+/// What is left out of every page by default (besides `script`, `style` and the like): site
+/// chrome, as HTML, ARIA roles and the common documentation generators mark it. `--exclude-selector`
+/// adds to it. Sphinx: `.sphinxsidebar` (with the page's table of contents), `.related` (the
+/// previous/next bars), `.headerlink` (permalinks); rustdoc: its sidebar (`nav`), `#settings-menu`,
+/// the search form, `.rightside` and `.out-of-band` (version and source links), `.notable-traits`
+/// (a tooltip repeated under every method that returns an iterator), `.hideme` ("Expand
+/// description") and `.test-arrow` (an example's "Run" link).
+pub const CHROME_SELECTORS: &str =
+    "nav, header, footer, aside, script, style, noscript, template, svg, iframe, \
+form, button, [hidden], #cairn-search, [data-cairn-ignore], [role=navigation], [role=banner], \
+[role=contentinfo], [role=search], .sphinxsidebar, .related, .headerlink, #settings-menu, \
+.search-container, .mobile-topbar, .rightside, .out-of-band, .notable-traits, .srclink, .hideme, \
+.test-arrow";
+
+/// A page whose content is at least this share of link text (characters inside `<a>`), with at
+/// least [`LINK_PAGE_MIN_LINKS`] links, is a list of links (a generated index, a table of
+/// contents, rustdoc's `all.html`) and is left out unless `keep_link_pages` is set: its words are
+/// the other pages' titles, which outrank the pages themselves.
+pub const LINK_PAGE_SHARE: f64 = 0.5;
+/// See [`LINK_PAGE_SHARE`].
+pub const LINK_PAGE_MIN_LINKS: usize = 30;
+
+/// File names of the pages Sphinx generates as indexes of the others (`genindex*.html`,
+/// `py-modindex.html`, `search.html`): left out like link pages (their entries carry short
+/// descriptions, so their link share can be under [`LINK_PAGE_SHARE`]).
+fn is_generated_index(file_name: &str) -> bool {
+    file_name.starts_with("genindex") && file_name.ends_with(".html")
+        || (file_name.ends_with("-modindex.html") || file_name == "modindex.html")
+        || file_name == "search.html"
+}
 
 /// Block-level elements: their text is a separate block (a place where long sections may be cut).
 const BLOCKS: &[&str] = &[
@@ -80,7 +122,9 @@ pub fn is_link(id: &str) -> bool {
     let url_with = |scheme: &str| {
         link.len() > scheme.len() && link.get(..scheme.len()).is_some_and(|s| s.eq_ignore_ascii_case(scheme))
     };
-    (link.len() > 1 && link.starts_with('/') && !link.starts_with("//")) || url_with("http://") || url_with("https://")
+    (link.len() > 1 && link.starts_with('/') && !link.starts_with("//"))
+        || url_with("http://")
+        || url_with("https://")
 }
 
 /// One section while a page is read.
@@ -110,6 +154,10 @@ fn collapse(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
+/// Definition titles longer than this many characters are cut (at a character boundary, `…`
+/// added): a long signature is still a title.
+const MAX_DEFINITION_TITLE_CHARS: usize = 120;
+
 /// Collects a page's sections into passages.
 struct PageWriter<'a> {
     url: String,
@@ -118,7 +166,11 @@ struct PageWriter<'a> {
     path: [Option<String>; 6],
     /// Their anchors: a heading without one links to its nearest enclosing heading's.
     anchors: [Option<String>; 6],
+    /// The definitions (`<dt id=…>`) the text is in, outermost first: (title part, anchor).
+    definitions: Vec<(String, String)>,
     section: Section,
+    /// The texts of this page's sections so far: an identical section is written once.
+    texts: std::collections::HashSet<String>,
     out: &'a mut Vec<Passage>,
     seen: &'a mut HashMap<String, usize>,
 }
@@ -136,15 +188,44 @@ impl<'a> PageWriter<'a> {
             page_title,
             path: Default::default(),
             anchors: Default::default(),
+            definitions: Vec::new(),
             section,
+            texts: std::collections::HashSet::new(),
             out,
             seen,
+        }
+    }
+
+    /// The title path of the current headings and definitions, `"Page › Heading › Definition"`:
+    /// a part equal to the one before it is not repeated, nor a first heading that the page
+    /// title starts with (`<h1>asyncio</h1>` under the title "asyncio — Asynchronous I/O").
+    fn title_path(&self) -> String {
+        let mut parts = vec![self.page_title.clone()];
+        let mut first = true;
+        let heads = self.path.iter().flatten().cloned();
+        let defs = self.definitions.iter().map(|(t, _)| t.clone());
+        for p in heads.chain(defs) {
+            let repeats_title = first && !p.is_empty() && self.page_title.starts_with(p.as_str());
+            first = false;
+            if !p.is_empty() && parts.last() != Some(&p) && !repeats_title {
+                parts.push(p);
+            }
+        }
+        parts.join(" › ")
+    }
+
+    /// The anchor of the innermost definition, else of the nearest heading that has one.
+    fn current_anchor(&self) -> Option<String> {
+        match self.definitions.last() {
+            Some((_, a)) => Some(a.clone()),
+            None => self.anchors.iter().rev().flatten().next().cloned(),
         }
     }
 
     fn heading(&mut self, level: usize, text: &str, anchor: Option<String>) {
         self.flush();
         let level = level.clamp(1, 6);
+        self.definitions.clear();
         self.path[level - 1] = Some(collapse(text));
         self.anchors[level - 1] = anchor.filter(|a| !a.is_empty());
         for p in self.path.iter_mut().skip(level) {
@@ -153,14 +234,36 @@ impl<'a> PageWriter<'a> {
         for a in self.anchors.iter_mut().skip(level) {
             *a = None;
         }
-        let anchor = self.anchors[..level].iter().rev().flatten().next().cloned();
-        let mut parts = vec![self.page_title.clone()];
-        for p in self.path.iter().flatten() {
-            if !p.is_empty() && parts.last() != Some(p) {
-                parts.push(p.clone());
-            }
+        self.restart();
+    }
+
+    /// A definition (`<dt id=…>`, Sphinx's API entries and glossary terms) begins a section of
+    /// its own, `depth` definitions deep (the ones outside it are kept).
+    fn definition(&mut self, depth: usize, text: &str, anchor: String) {
+        self.flush();
+        self.definitions.truncate(depth);
+        let mut title = collapse(text);
+        if let Some((cut, _)) = title.char_indices().nth(MAX_DEFINITION_TITLE_CHARS) {
+            title.truncate(cut);
+            title.push('…');
         }
-        self.section = Section { title: parts.join(" › "), anchor, ..Section::default() };
+        self.definitions.push((title, anchor));
+        self.restart();
+    }
+
+    /// The end of a definition list: its text after it belongs to the definition or heading
+    /// around the list again.
+    fn end_definitions(&mut self, depth: usize) {
+        if self.definitions.len() > depth {
+            self.flush();
+            self.definitions.truncate(depth);
+            self.restart();
+        }
+    }
+
+    fn restart(&mut self) {
+        self.section =
+            Section { title: self.title_path(), anchor: self.current_anchor(), ..Section::default() };
     }
 
     fn unique(&mut self, id: String) -> String {
@@ -196,6 +299,10 @@ impl<'a> PageWriter<'a> {
         }
         parts.push(text);
         for text in parts {
+            // the same text twice on one page (a repeated notice, a duplicated list): once
+            if !self.texts.insert(text.clone()) {
+                continue;
+            }
             let id = self.unique(base.clone());
             self.out.push(Passage { id, title: s.title.clone(), text });
         }
@@ -215,45 +322,158 @@ fn encode(s: &str, path: bool) -> String {
     out
 }
 
-/// The passages of one HTML page served at `url` (module docs). `fallback_title` is used when
-/// the page has neither `<title>` nor `<h1>`. Never fails: malformed HTML is parsed as a
-/// browser would.
+/// How [`read_site_with`] finds each page's content (module docs).
+#[derive(Debug, Clone, Default)]
+pub struct ReadOptions {
+    /// A CSS selector for the content of every page (`--selector`, e.g. `div.body`): every
+    /// element it matches is read, in document order. A page without a match is read by the
+    /// default rule and counted in a warning. Default: none.
+    pub selector: Option<String>,
+    /// More CSS selectors to leave out, besides [`CHROME_SELECTORS`] (`--exclude-selector`).
+    pub exclude: Vec<String>,
+    /// Keep link pages and generated indexes ([`LINK_PAGE_SHARE`]). Default: left out.
+    pub keep_link_pages: bool,
+}
+
+/// The compiled rules of [`ReadOptions`].
+pub struct HtmlRules {
+    selector: Option<Selector>,
+    body_attr: Selector,
+    main: Selector,
+    chrome: Vec<Selector>,
+    dl_dt: Selector,
+    title: Selector,
+    h1: Selector,
+    any_id: Selector,
+    refresh: Selector,
+    robots: Selector,
+}
+
+impl HtmlRules {
+    /// Compiles `opts`' selectors.
+    ///
+    /// # Errors
+    /// [`Error::Site`] naming the option (path `--selector` or `--exclude-selector`) when a
+    /// selector is not valid CSS.
+    pub fn new(opts: &ReadOptions) -> Result<Self> {
+        let parse = |option: &str, s: &str| {
+            Selector::parse(s).map_err(|e| Error::Site {
+                path: option.to_string(),
+                message: format!("{s:?} is not a CSS selector this reader understands ({e})"),
+            })
+        };
+        let fixed = |s: &str| parse("built-in selector", s);
+        let mut chrome = vec![fixed(CHROME_SELECTORS)?];
+        for s in &opts.exclude {
+            chrome.push(parse("--exclude-selector", s)?);
+        }
+        Ok(HtmlRules {
+            selector: opts.selector.as_deref().map(|s| parse("--selector", s)).transpose()?,
+            body_attr: fixed("[data-cairn-body]")?,
+            main: fixed("main, [role=main]")?,
+            chrome,
+            dl_dt: fixed("dt[id]")?,
+            title: fixed("title")?,
+            h1: fixed("h1")?,
+            any_id: fixed("[id]")?,
+            refresh: fixed("meta[http-equiv=refresh i]")?,
+            robots: fixed("meta[name=robots i]")?,
+        })
+    }
+}
+
+/// What one HTML page gave: its title, whether `--selector` matched, and how much of its
+/// content was link text (for [`LINK_PAGE_SHARE`]).
+#[derive(Debug, Default, Clone, Copy)]
+struct PageStats {
+    chars: usize,
+    link_chars: usize,
+    links: usize,
+    selector_missed: bool,
+    redirect: bool,
+}
+
+/// The passages of one HTML page served at `url` (module docs), read with the default
+/// [`ReadOptions`]. `fallback_title` is used when the page has neither `<title>` nor `<h1>`.
+/// Never fails: malformed HTML is parsed as a browser would.
 pub fn html_passages(html: &str, url: &str, fallback_title: &str) -> Vec<Passage> {
     let mut out = Vec::new();
-    html_into(html, url, fallback_title, &mut out, &mut HashMap::new());
+    if let Ok(rules) = HtmlRules::new(&ReadOptions::default()) {
+        html_into(html, url, fallback_title, &rules, &mut out, &mut HashMap::new());
+    }
     out
 }
 
-fn selector(s: &str) -> Option<Selector> {
-    Selector::parse(s).ok()
-}
-
+/// Reads one page into `out`; returns its title and statistics.
 fn html_into(
     html: &str,
     url: &str,
     fallback_title: &str,
+    rules: &HtmlRules,
     out: &mut Vec<Passage>,
     seen: &mut HashMap<String, usize>,
-) {
+) -> (String, PageStats) {
     let doc = Html::parse_document(html);
-    let first = |sel: &str| selector(sel).and_then(|s| doc.select(&s).next());
+    // a redirect page (`<meta http-equiv="refresh">`, as rustdoc writes for re-exports) has no
+    // content of its own: the page it leads to is indexed
+    // so is a page that asks search engines not to index it (`<meta name="robots"
+    // content="noindex">`, as mdBook's print.html, the whole book on one page, does)
+    let noindex = doc
+        .select(&rules.robots)
+        .any(|m| m.value().attr("content").is_some_and(|c| c.to_ascii_lowercase().contains("noindex")));
+    if noindex || doc.select(&rules.refresh).next().is_some() {
+        return (String::new(), PageStats { redirect: true, ..PageStats::default() });
+    }
     let text_of = |e: ElementRef<'_>| collapse(&e.text().collect::<String>());
-    let title = first("title").map(text_of).filter(|t| !t.is_empty());
+    let title = doc.select(&rules.title).next().map(text_of).filter(|t| !t.is_empty());
     let title = title
-        .or_else(|| first("h1").map(text_of).filter(|t| !t.is_empty()))
+        .or_else(|| doc.select(&rules.h1).next().map(text_of).filter(|t| !t.is_empty()))
         .unwrap_or_else(|| fallback_title.to_string());
-    let root = first("main").or_else(|| first("body")).unwrap_or_else(|| doc.root_element());
-    let mut w = PageWriter::new(url.to_string(), title, out, seen);
-    walk(root, &mut w);
+    let mut stats = PageStats::default();
+    // The content: --selector's matches; else the elements marked data-cairn-body; else <main>
+    // or [role=main]; else <body>.
+    let mut roots: Vec<ElementRef<'_>> = Vec::new();
+    if let Some(sel) = &rules.selector {
+        roots = doc.select(sel).collect();
+        stats.selector_missed = roots.is_empty();
+    }
+    if roots.is_empty() {
+        roots = doc.select(&rules.body_attr).collect();
+    }
+    if roots.is_empty() {
+        roots = doc.select(&rules.main).take(1).collect();
+    }
+    if roots.is_empty() {
+        let body = Selector::parse("body").ok().and_then(|s| doc.select(&s).next());
+        roots.push(body.unwrap_or_else(|| doc.root_element()));
+    }
+    // a root inside another root is read with it
+    let ids: std::collections::HashSet<_> = roots.iter().map(|r| r.id()).collect();
+    roots.retain(|r| !r.ancestors().any(|a| ids.contains(&a.id())));
+    let mut skip = std::collections::HashSet::new();
+    for root in &roots {
+        for sel in &rules.chrome {
+            skip.extend(root.select(sel).map(|e| e.id()));
+        }
+    }
+    let mut w = PageWriter::new(url.to_string(), title.clone(), out, seen);
+    let mut walker = Walker { rules, skip, stats: &mut stats };
+    for root in roots {
+        walker.walk(root, &mut w, false);
+    }
     w.flush();
+    (title, stats)
 }
 
 /// A heading's text without its permalink: an `<a>` whose whole text is `¶`, `§`, `#` or `🔗`
 /// (Sphinx, MkDocs and many themes add one to every heading).
-fn heading_text(h: ElementRef<'_>) -> String {
+fn heading_text(h: ElementRef<'_>, skip: &std::collections::HashSet<ego_tree::NodeId>) -> String {
     let mut out = String::new();
     for node in h.descendants() {
         let Node::Text(t) = node.value() else { continue };
+        if node.ancestors().take_while(|a| a.id() != h.id()).any(|a| skip.contains(&a.id())) {
+            continue;
+        }
         let in_link =
             node.parent().and_then(|p| p.value().as_element().map(|el| el.name() == "a")) == Some(true);
         if in_link && ["¶", "§", "#", "🔗"].contains(&t.trim()) {
@@ -264,50 +484,85 @@ fn heading_text(h: ElementRef<'_>) -> String {
     out
 }
 
-fn walk(e: ElementRef<'_>, w: &mut PageWriter<'_>) {
-    // Sphinx and others put a section's id on its wrapper (`<section id="install"><h2>…`), not on
-    // the heading: the first heading in a section, div or article takes the wrapper's id.
-    let wrapper_id = e
-        .value()
-        .id()
-        .filter(|_| ["section", "div", "article"].contains(&e.value().name()))
-        .map(str::to_string);
-    let mut heading_seen = false;
-    for child in e.children() {
-        match child.value() {
-            Node::Text(t) => w.section.push_text(t),
-            Node::Element(el) => {
-                let Some(ce) = ElementRef::wrap(child) else { continue };
-                let name = el.name();
-                if SKIPPED.contains(&name) || el.attr("hidden").is_some() || el.id() == Some("cairn-search") {
-                    continue;
+/// The walk of one page's content.
+struct Walker<'r, 's> {
+    rules: &'r HtmlRules,
+    /// The chrome elements found under the content roots.
+    skip: std::collections::HashSet<ego_tree::NodeId>,
+    stats: &'s mut PageStats,
+}
+
+impl Walker<'_, '_> {
+    fn walk(&mut self, e: ElementRef<'_>, w: &mut PageWriter<'_>, in_link: bool) {
+        // Sphinx and others put a section's id on its wrapper (`<section id="install"><h2>…`),
+        // not on the heading: the first heading in a section, div or article takes the wrapper's
+        // id.
+        let wrapper_id = e
+            .value()
+            .id()
+            .filter(|_| ["section", "div", "article"].contains(&e.value().name()))
+            .map(str::to_string);
+        let mut heading_seen = false;
+        // a definition list: its definitions nest in the ones around it
+        let depth = w.definitions.len();
+        for child in e.children() {
+            match child.value() {
+                Node::Text(t) => {
+                    let n = t.chars().filter(|c| !c.is_whitespace()).count();
+                    self.stats.chars += n;
+                    if in_link {
+                        self.stats.link_chars += n;
+                    }
+                    w.section.push_text(t);
                 }
-                if let Some(level) = heading_level(name) {
-                    let text = heading_text(ce);
-                    let anchor = el
-                        .id()
-                        .map(str::to_string)
-                        .or_else(|| {
-                            selector("[id]")
-                                .and_then(|s| ce.select(&s).next())
-                                .and_then(|a| a.value().id().map(str::to_string))
-                        })
-                        .or_else(|| wrapper_id.clone().filter(|_| !heading_seen));
-                    heading_seen = true;
-                    w.heading(level, &text, anchor);
-                    continue;
+                Node::Element(el) => {
+                    let Some(ce) = ElementRef::wrap(child) else { continue };
+                    if self.skip.contains(&ce.id()) {
+                        continue;
+                    }
+                    let name = el.name();
+                    if let Some(level) = heading_level(name) {
+                        let text = heading_text(ce, &self.skip);
+                        let anchor = el
+                            .id()
+                            .map(str::to_string)
+                            .or_else(|| {
+                                ce.select(&self.rules.any_id)
+                                    .find(|a| {
+                                        !a.ancestors().any(|x| self.skip.contains(&x.id()))
+                                            && !self.skip.contains(&a.id())
+                                    })
+                                    .and_then(|a| a.value().id().map(str::to_string))
+                            })
+                            .or_else(|| wrapper_id.clone().filter(|_| !heading_seen));
+                        heading_seen = true;
+                        w.heading(level, &text, anchor);
+                        continue;
+                    }
+                    if name == "dt" {
+                        if let Some(id) = el.id().filter(|id| !id.is_empty()) {
+                            w.definition(depth, &heading_text(ce, &self.skip), id.to_string());
+                        }
+                    }
+                    let link = name == "a" && el.attr("href").is_some();
+                    if link {
+                        self.stats.links += 1;
+                    }
+                    // Inline elements join their text as a browser renders it ("<b>a</b>b" is "ab").
+                    let block = BLOCKS.contains(&name);
+                    if block {
+                        w.section.end_block();
+                    }
+                    self.walk(ce, w, in_link || link);
+                    if block {
+                        w.section.end_block();
+                    }
+                    if name == "dl" && ce.select(&self.rules.dl_dt).next().is_some() {
+                        w.end_definitions(w.definitions.len().min(depth));
+                    }
                 }
-                // Inline elements join their text as a browser renders it ("<b>a</b>b" is "ab").
-                let block = BLOCKS.contains(&name);
-                if block {
-                    w.section.end_block();
-                }
-                walk(ce, w);
-                if block {
-                    w.section.end_block();
-                }
+                _ => {}
             }
-            _ => {}
         }
     }
 }
@@ -351,7 +606,7 @@ fn markdown_into(
     fallback_title: &str,
     out: &mut Vec<Passage>,
     seen: &mut HashMap<String, usize>,
-) {
+) -> String {
     use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
     let (front_title, body) = front_matter(md);
     let opts = Options::ENABLE_TABLES | Options::ENABLE_HEADING_ATTRIBUTES | Options::ENABLE_STRIKETHROUGH;
@@ -369,7 +624,7 @@ fn markdown_into(
         Some(collapse(&t)).filter(|t| !t.is_empty())
     };
     let title = front_title.or(first_h1).unwrap_or_else(|| fallback_title.to_string());
-    let mut w = PageWriter::new(url.to_string(), title, out, seen);
+    let mut w = PageWriter::new(url.to_string(), title.clone(), out, seen);
     let mut heading: Option<(usize, Option<String>, String)> = None;
     for ev in Parser::new_ext(body, opts) {
         match ev {
@@ -401,6 +656,7 @@ fn markdown_into(
         }
     }
     w.flush();
+    title
 }
 
 /// A leading `---` … `---` block: its `title:` value (quotes trimmed) and the text after it.
@@ -432,6 +688,14 @@ pub struct SitePages {
     /// `.html` page beside them (their links would lead nowhere), one line that says how many,
     /// the site's folder first.
     pub warnings: Vec<String>,
+    /// Pages left out as lists of links or generated indexes (paths relative to the site),
+    /// unless [`ReadOptions::keep_link_pages`].
+    pub link_pages: Vec<String>,
+    /// Redirect pages (`<meta http-equiv="refresh">`) and pages marked
+    /// `<meta name="robots" content="noindex">` left out.
+    pub redirects: usize,
+    /// The site-wide title suffix dropped from every title that had it.
+    pub title_suffix: Option<String>,
 }
 
 /// Labels of the encodings that browsers decode as Windows-1252 (the WHATWG Encoding standard).
@@ -524,6 +788,28 @@ fn decode_page(bytes: Vec<u8>) -> std::result::Result<(String, Option<&'static s
 /// [`Error::Io`] when a folder or page cannot be read; [`Error::Site`] when `root` holds no
 /// page.
 pub fn read_site(root: &Path, base_url: &str, skip: &[PathBuf]) -> Result<SitePages> {
+    read_site_with(root, base_url, skip, &ReadOptions::default())
+}
+
+/// [`read_site`] with the content rules of `opts` (module docs): `--selector`, more chrome to
+/// leave out, and whether link pages are kept. Link pages and generated indexes left out are
+/// counted in [`SitePages::link_pages`]; a site-wide title suffix is dropped
+/// ([`common_title_suffix`]).
+///
+/// # Errors
+/// As [`read_site`]; also [`Error::Site`] when a selector of `opts` is not valid CSS.
+pub fn read_site_with(
+    root: &Path,
+    base_url: &str,
+    skip: &[PathBuf],
+    opts: &ReadOptions,
+) -> Result<SitePages> {
+    let rules = HtmlRules::new(opts)?;
+    let mut link_pages = Vec::new();
+    let mut selector_missed = Vec::new();
+    let mut redirects = 0;
+    // each page's passages (a range of `out`) and title, for the title suffix
+    let mut spans: Vec<(usize, usize, String)> = Vec::new();
     let mut files = Vec::new();
     collect(root, root, skip, &mut files)?;
     files.sort();
@@ -572,11 +858,28 @@ pub fn read_site(root: &Path, base_url: &str, skip: &[PathBuf]) -> Result<SitePa
             _ => linked,
         };
         let url = format!("{base}{}", encode(&linked, true));
-        if ext == "md" || ext == "markdown" {
-            markdown_into(&text, &url, &stem, &mut out, &mut seen);
+        let title = if ext == "md" || ext == "markdown" {
+            markdown_into(&text, &url, &stem, &mut out, &mut seen)
         } else {
-            html_into(&text, &url, &stem, &mut out, &mut seen);
-        }
+            let (title, stats) = html_into(&text, &url, &stem, &rules, &mut out, &mut seen);
+            if stats.redirect {
+                redirects += 1;
+                continue;
+            }
+            if stats.selector_missed {
+                selector_missed.push(rel_str.clone());
+            }
+            let file_name = rel_str.rsplit('/').next().unwrap_or(&rel_str);
+            let link_page = stats.links >= LINK_PAGE_MIN_LINKS
+                && stats.link_chars as f64 >= LINK_PAGE_SHARE * stats.chars as f64;
+            if !opts.keep_link_pages && (link_page || is_generated_index(file_name)) && out.len() > before {
+                out.truncate(before);
+                link_pages.push(rel_str.clone());
+                continue;
+            }
+            title
+        };
+        spans.push((before, out.len(), title));
         if out.len() == before {
             warnings.push(format!("{}: no text to index", path.display()));
         }
@@ -596,7 +899,54 @@ pub fn read_site(root: &Path, base_url: &str, skip: &[PathBuf]) -> Result<SitePa
             if n == 1 { " is linked as an .html page" } else { "s are linked as .html pages" },
         ));
     }
-    Ok(SitePages { passages: out, pages: files.len(), warnings })
+    if let (Some(first), Some(sel)) = (selector_missed.first(), &opts.selector) {
+        warnings.push(format!(
+            "{}: --selector {sel:?} matches nothing on {} page{} (the first: {first}): read by the default rule",
+            root.display(),
+            selector_missed.len(),
+            if selector_missed.len() == 1 { "" } else { "s" },
+        ));
+    }
+    let title_suffix = common_title_suffix(spans.iter().map(|s| s.2.as_str()));
+    if let Some(suffix) = &title_suffix {
+        for (a, b, title) in &spans {
+            let Some(short) = title.strip_suffix(suffix.as_str()).filter(|t| !t.trim().is_empty()) else {
+                continue;
+            };
+            for p in &mut out[*a..*b] {
+                if let Some(rest) = p.title.strip_prefix(title.as_str()) {
+                    // "Short › Short › …" when the first heading was the short title itself
+                    let rest = match rest.strip_prefix(" › ").and_then(|r| r.strip_prefix(short)) {
+                        Some(r) if r.is_empty() || r.starts_with(" › ") => r,
+                        _ => rest,
+                    };
+                    p.title = format!("{short}{rest}");
+                }
+            }
+        }
+    }
+    Ok(SitePages { passages: out, pages: files.len(), warnings, link_pages, redirects, title_suffix })
+}
+
+/// Separators before a site-wide title suffix: `"asyncio — Python 3.11.2 documentation"`,
+/// `"Vec in std::vec - Rust"`, `"Intro | My Site"`.
+const TITLE_SEPARATORS: [&str; 6] = [" — ", " – ", " - ", " | ", " · ", " :: "];
+
+/// The title suffix most pages share, separator included (`" — Python 3.11.2 documentation"`),
+/// when at least half of the titles (and at least two) end with it; `None` otherwise. A title's
+/// candidate is what follows its last separator ([`TITLE_SEPARATORS`]).
+pub fn common_title_suffix<'a>(titles: impl Iterator<Item = &'a str>) -> Option<String> {
+    let mut counts: HashMap<&str, usize> = HashMap::new();
+    let mut n = 0;
+    for t in titles {
+        n += 1;
+        let at = TITLE_SEPARATORS.iter().filter_map(|sep| t.rfind(sep)).max();
+        if let Some(at) = at.filter(|&i| i > 0) {
+            *counts.entry(&t[at..]).or_insert(0) += 1;
+        }
+    }
+    let (suffix, count) = counts.into_iter().max_by(|a, b| a.1.cmp(&b.1).then(b.0.cmp(a.0)))?;
+    (count >= 2 && 2 * count >= n).then(|| suffix.to_string())
 }
 
 fn collect(root: &Path, dir: &Path, skip: &[PathBuf], out: &mut Vec<PathBuf>) -> Result<()> {
@@ -692,10 +1042,119 @@ mod tests {
     }
 
     #[test]
+    fn sphinx_page_content_not_chrome_definitions_and_repeated_sections() {
+        let html = r##"<title>asyncio — Python 3.11 documentation</title><body>
+<div class="related" role="navigation"><a href="/">previous</a> next</div>
+<div class="body" role="main"><section id="tasks"><h1>Tasks<a class="headerlink" href="#tasks">¶</a></h1>
+<nav class="contents local" id="contents"><p>Table of Contents</p><ul><li><a href="#gather">gather</a></li></ul></nav>
+<p>Run things.</p>
+<dl class="py function"><dt class="sig" id="asyncio.gather">awaitable <span>asyncio.gather</span>(*aws)<a class="headerlink" href="#asyncio.gather">¶</a></dt>
+<dd><p>Run awaitables concurrently.</p>
+<dl class="py method"><dt id="asyncio.gather.cancel">cancel()</dt><dd><p>Cancel it.</p></dd></dl>
+<p>After the method.</p></dd></dl>
+<p>After the list.</p></section><section id="again"><h2>Again</h2><p>Run things.</p></section></div>
+<div class="sphinxsidebar" role="navigation"><h3>Table of Contents</h3><p>Tasks</p></div>
+<div class="footer">© Copyright</div></body>"##;
+        let rows: Vec<(String, String, String)> =
+            html_passages(html, "/t.html", "x").into_iter().map(|p| (p.id, p.title, p.text)).collect();
+        let t = |title: &str| format!("asyncio — Python 3.11 documentation{title}");
+        let want = vec![
+            ("/t.html#tasks".to_string(), t(" › Tasks"), "Run things.".to_string()),
+            (
+                "/t.html#asyncio.gather".to_string(),
+                t(" › Tasks › awaitable asyncio.gather(*aws)"),
+                "awaitable asyncio.gather(*aws) Run awaitables concurrently.".to_string(),
+            ),
+            (
+                "/t.html#asyncio.gather.cancel".to_string(),
+                t(" › Tasks › awaitable asyncio.gather(*aws) › cancel()"),
+                "cancel() Cancel it.".to_string(),
+            ),
+            (
+                "/t.html#asyncio.gather 2".to_string(),
+                t(" › Tasks › awaitable asyncio.gather(*aws)"),
+                "After the method.".to_string(),
+            ),
+            ("/t.html#tasks 2".to_string(), t(" › Tasks"), "After the list.".to_string()),
+            // the section "Again" repeats "Run things." on this page: not a second passage
+        ];
+        assert_eq!(rows, want);
+    }
+
+    #[test]
+    fn content_attribute_selector_and_exclusions() {
+        let html = r#"<title>P</title><body><p>outside</p><main><div data-cairn-body><p>inside</p>
+<p class="ad">buy</p><p data-cairn-ignore>skip me</p></div><p>main but not body</p></main></body>"#;
+        let texts = |opts: &ReadOptions| {
+            let rules = HtmlRules::new(opts).unwrap();
+            let mut out = Vec::new();
+            let (_, stats) = html_into(html, "/p.html", "p", &rules, &mut out, &mut HashMap::new());
+            (out.into_iter().map(|p| p.text).collect::<Vec<_>>(), stats.selector_missed)
+        };
+        assert_eq!(texts(&ReadOptions::default()), (vec!["inside buy".to_string()], false));
+        let opts = ReadOptions { exclude: vec![".ad".into()], ..ReadOptions::default() };
+        assert_eq!(texts(&opts), (vec!["inside".to_string()], false));
+        let opts = ReadOptions { selector: Some("main > p".into()), ..ReadOptions::default() };
+        assert_eq!(texts(&opts), (vec!["main but not body".to_string()], false));
+        let opts = ReadOptions { selector: Some("article".into()), ..ReadOptions::default() };
+        assert_eq!(texts(&opts), (vec!["inside buy".to_string()], true));
+        let bad = ReadOptions { selector: Some("p[".into()), ..ReadOptions::default() };
+        assert!(matches!(HtmlRules::new(&bad), Err(Error::Site { ref path, .. }) if path == "--selector"));
+    }
+
+    #[test]
+    fn title_suffix_link_pages_generated_indexes_and_redirects() {
+        assert_eq!(
+            common_title_suffix(["a — Docs 3", "b — c — Docs 3", "Docs 3", "d - x"].into_iter()),
+            Some(" — Docs 3".to_string())
+        );
+        assert_eq!(common_title_suffix(["a — x", "b — y", "c"].into_iter()), None);
+        let dir = std::env::temp_dir().join(format!("cairn-site-rules-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let page = |title: &str, body: &str| format!("<title>{title} — Docs 3</title><main>{body}</main>");
+        std::fs::write(
+            dir.join("a.html"),
+            page("Alpha", "<h1>Alpha</h1><p>Alpha text.</p><h2 id=more>More</h2><p>x</p>"),
+        )
+        .unwrap();
+        std::fs::write(dir.join("b.html"), page("Beta", "<p>Beta text.</p>")).unwrap();
+        let links: String =
+            (0..30).map(|i| format!(r#"<li><a href="/p{i}.html">page {i}</a></li>"#)).collect();
+        std::fs::write(
+            dir.join("contents.html"),
+            page("Contents", &format!("<p>All pages:</p><ul>{links}</ul>")),
+        )
+        .unwrap();
+        std::fs::write(dir.join("genindex-A.html"), page("Index", "<p>abs() (built-in function)</p>"))
+            .unwrap();
+        std::fs::write(
+            dir.join("old.html"),
+            r#"<meta http-equiv="Refresh" content="0;URL=a.html"><p>Redirecting</p>"#,
+        )
+        .unwrap();
+        std::fs::write(dir.join("print.html"), r#"<meta name="robots" content="noindex" /><p>Alpha text.</p>"#).unwrap();
+        let got = read_site_with(&dir, "/", &[], &ReadOptions::default()).unwrap();
+        let rows: Vec<(&str, &str)> =
+            got.passages.iter().map(|p| (p.id.as_str(), p.title.as_str())).collect();
+        assert_eq!(rows, vec![("/a.html", "Alpha"), ("/a.html#more", "Alpha › More"), ("/b.html", "Beta")]);
+        assert_eq!(got.title_suffix.as_deref(), Some(" — Docs 3"));
+        assert_eq!(got.link_pages, vec!["contents.html".to_string(), "genindex-A.html".to_string()]);
+        assert_eq!(got.redirects, 2);
+        let kept =
+            read_site_with(&dir, "/", &[], &ReadOptions { keep_link_pages: true, ..ReadOptions::default() })
+                .unwrap();
+        assert_eq!(kept.passages.len(), 5);
+        assert!(kept.link_pages.is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn main_element_wins_and_long_sections_are_cut_at_blocks() {
         let para = "word ".repeat(200); // 1000 characters once collapsed (999)
+        let other = "text ".repeat(200);
         let html = format!(
-            "<html><body><p>outside main</p><main><h2 id=a>A</h2><p>{para}</p><p>{para}</p></main></body></html>"
+            "<html><body><p>outside main</p><main><h2 id=a>A</h2><p>{para}</p><p>{other}</p></main></body></html>"
         );
         let got = html_passages(&html, "/p.html", "fallback");
         assert_eq!(got.len(), 2);

@@ -251,7 +251,15 @@ fn query_explains_graph_methods() {
     // Without --json: the same explanation as a tree, one numbered line per hit with its id, and
     // one arc line per arc of its paths.
     let (code, tree, err) = cairn(&[
-        "query", "--data", "tests/fixtures/tiny", "--method", "catrag", "--k", "2", "--explain", "Alpha river",
+        "query",
+        "--data",
+        "tests/fixtures/tiny",
+        "--method",
+        "catrag",
+        "--k",
+        "2",
+        "--explain",
+        "Alpha river",
     ]);
     assert_eq!(code, 0, "{err}");
     assert!(tree.starts_with("catrag for \"Alpha river\"\n"), "{tree}");
@@ -396,7 +404,10 @@ fn index_subcommand_writes_a_loadable_deterministic_site_bundle() {
     let empty = tmp.join("empty.jsonl");
     std::fs::write(&empty, "\n").unwrap();
     let p = pkg.to_str().unwrap();
-    one_line_error(&["index", "--jsonl", empty.to_str().unwrap(), "--out", out_s, "--pkg", p], "empty.jsonl: no passages to index");
+    one_line_error(
+        &["index", "--jsonl", empty.to_str().unwrap(), "--out", out_s, "--pkg", p],
+        "empty.jsonl: no passages to index",
+    );
     one_line_error(
         &["index", mixed.to_str().unwrap(), "--out", out_s, "--pkg", p],
         "mixed.jsonl: not a folder (give the folder of the built site, or index a JSONL corpus with --jsonl)",
@@ -510,6 +521,33 @@ fn index_site_warns_about_odd_pages_and_refuses_a_site_without_text() {
         &["index", site.join("index.html").to_str().unwrap(), "--out", out, "--pkg", p],
         "index.html: not a folder (give the folder of the built site)",
     );
+    // a BM25 site (no flags) gets no embedder files; --dense adds them and the vector methods
+    let plain = tmp.join("plain");
+    let (code, stdout, err) = cairn(&["index", s, "--out", plain.to_str().unwrap(), "--pkg", p]);
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["methods"], serde_json::json!(["bm25"]), "{report}");
+    for f in ["static-minilm.bin", "minilm-vocab.txt", "extras.cairn.gz"] {
+        assert!(!plain.join(f).exists(), "{f} written for a BM25 site");
+    }
+    let (code, stdout, err) = cairn(&["index", s, "--out", plain.to_str().unwrap(), "--pkg", p, "--dense"]);
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["methods"], serde_json::json!(["bm25", "dense", "hybrid"]), "{report}");
+    for f in ["static-minilm.bin", "minilm-vocab.txt", "extras.cairn.gz"] {
+        assert!(plain.join(f).is_file(), "{f} not written with --dense");
+    }
+    // --selector reads only what it matches; a selector that is not CSS is a one-line error
+    let (code, stdout, err) =
+        cairn(&["index", s, "--out", plain.to_str().unwrap(), "--pkg", p, "--selector", "p", "--no-dense"]);
+    assert_eq!(code, 0, "{err}");
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(report["passages"], 2, "{report}");
+    let (code, _, err) =
+        cairn(&["index", s, "--out", plain.to_str().unwrap(), "--pkg", p, "--selector", "p["]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--selector") && err.contains("\"p[\" is not a CSS selector"), "{err}");
+
     // a folder without pages: said of the folder, as a site
     let nopages = tmp.join("nopages");
     std::fs::create_dir_all(&nopages).unwrap();

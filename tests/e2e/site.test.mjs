@@ -75,7 +75,7 @@ before(async () => {
   fs.mkdirSync(path.join(site, 'cairn'));
   const run = spawnSync(
     'cargo',
-    ['run', '--quiet', '--bin', 'cairn', '--', 'index', site, '--out', path.join(site, 'cairn')],
+    ['run', '--quiet', '--bin', 'cairn', '--', 'index', site, '--out', path.join(site, 'cairn'), '--dense'],
     { cwd: root, encoding: 'utf8' },
   );
   assert.equal(run.status, 0, `cairn index failed: ${run.stderr}`);

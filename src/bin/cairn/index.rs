@@ -37,10 +37,31 @@ pub(crate) struct IndexArgs {
     /// passages, and a bigger index).
     #[arg(long)]
     pub(crate) graph: bool,
-    /// BM25 only: no static-embedder vectors (a smaller index, and the widget fetches no
-    /// embedding table).
+    /// Also the vector methods (dense, hybrid): the static embedder's vectors of every passage,
+    /// and its table and vocabulary (8.2 MB) beside the index. Without it, a site gets them only
+    /// when --method, --graph or --cage needs them: a BM25 site writes no embedder files.
+    #[arg(long, conflicts_with = "no_dense")]
+    pub(crate) dense: bool,
+    /// BM25 only, refusing any option that needs the static embedder. BM25 alone is the default
+    /// (without --dense, --graph, --cage or a vector --method); kept for scripts that pass it.
     #[arg(long)]
     pub(crate) no_dense: bool,
+    /// A CSS selector for each page's content (`div.body`, `main article`): only what it
+    /// matches is indexed. Without it: the elements marked `data-cairn-body` when a page has
+    /// any, else `<main>` or `[role=main]`, else `<body>`; navigation, sidebars, headers and
+    /// footers are left out either way (see --exclude-selector).
+    #[arg(long)]
+    pub(crate) selector: Option<String>,
+    /// A CSS selector for more to leave out of every page (repeatable), besides the built-in
+    /// chrome list (nav, header, footer, aside, [role=navigation], Sphinx's .sphinxsidebar and
+    /// .related, rustdoc's sidebar and version links, [data-cairn-ignore], …).
+    #[arg(long = "exclude-selector")]
+    pub(crate) exclude_selector: Vec<String>,
+    /// Also index pages that are lists of links (half their text or more is link text, with
+    /// 30 links or more: tables of contents, generated indexes) and Sphinx's genindex,
+    /// *-modindex and search pages, which are left out by default.
+    #[arg(long)]
+    pub(crate) keep_link_pages: bool,
     /// Also compute CAGE's graph embedding of every passage (methods cage, bm25+cage and
     /// catrag+cage; needs a build with `--features cage`; 133 bytes per passage).
     #[arg(long)]
@@ -55,6 +76,8 @@ pub(crate) struct IndexArgs {
 pub(crate) fn index_site(a: IndexArgs) -> CliResult<()> {
     let method: Method = a.method.parse().map_err(|e: cairn::Error| e.to_string())?;
     let needs_dense = method.embedder() == Some(EmbedderSlot::Static);
+    // The static embedder's vectors and files: only when a method asked for needs them.
+    let dense = !a.no_dense && (a.dense || a.graph || a.cage || needs_dense);
     if method == Method::DenseMinilm
         || (a.no_dense && needs_dense)
         || (method.graph_method().is_some() && !a.graph)
@@ -91,13 +114,31 @@ pub(crate) fn index_site(a: IndexArgs) -> CliResult<()> {
     let clock = Instant::now();
     let mut pages = None;
     let mut warnings = Vec::new();
+    let mut link_pages = None;
+    let mut title_suffix = None;
     let corpus = match (&a.site, &a.jsonl) {
         (Some(site), None) => {
             let skip = vec![a.out.canonicalize().map_err(|e| format!("{}: {e}", a.out.display()))?];
-            let read = cairn::site::read_site(site, &a.base_url, &skip).map_err(|e| e.to_string())?;
+            let opts = cairn::site::ReadOptions {
+                selector: a.selector.clone(),
+                exclude: a.exclude_selector.clone(),
+                keep_link_pages: a.keep_link_pages,
+            };
+            let read =
+                cairn::site::read_site_with(site, &a.base_url, &skip, &opts).map_err(|e| e.to_string())?;
             for w in &read.warnings {
                 eprintln!("warning: {w}");
             }
+            if let Some(first) = read.link_pages.first() {
+                eprintln!(
+                    "note: {} page{} of links left out (tables of contents, generated indexes; the first: {first}); \
+                     --keep-link-pages indexes them",
+                    read.link_pages.len(),
+                    if read.link_pages.len() == 1 { "" } else { "s" },
+                );
+            }
+            link_pages = Some(read.link_pages.len());
+            title_suffix = read.title_suffix.clone();
             if read.passages.is_empty() {
                 return Err(format!(
                     "{}: no page has any text to index ({} read)",
@@ -140,14 +181,14 @@ pub(crate) fn index_site(a: IndexArgs) -> CliResult<()> {
     let clock = Instant::now();
     let err = |e: cairn::Error| e.to_string();
     let mut engine = Engine::with_corpus(IndexConfig::default(), corpus).map_err(err)?;
-    if !a.no_dense {
+    if dense {
         let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm().map_err(err)?);
         engine.set_embedder(EmbedderSlot::Static, e, &mut |_, _, _| {}).map_err(err)?;
     }
     engine.build(&mut |_, _, _| {}).map_err(err)?;
     let build_ms = ms(clock);
     let clock = Instant::now();
-    if a.graph && !a.no_dense {
+    if a.graph && dense {
         engine.build_graph(&mut |_, _, _| {}).map_err(err)?;
     }
     let graph_ms = ms(clock);
@@ -221,7 +262,7 @@ pub(crate) fn index_site(a: IndexArgs) -> CliResult<()> {
     for (name, data) in web.files() {
         write(name, data)?;
     }
-    if !a.no_dense {
+    if dense {
         write("static-minilm.bin", cairn::embed::static_embedder::MINILM_TABLE)?;
         write("minilm-vocab.txt", cairn::embed::wordpiece::MINILM_VOCAB.as_bytes())?;
     } else {
@@ -272,7 +313,7 @@ pub(crate) fn index_site(a: IndexArgs) -> CliResult<()> {
         "graph": index.graph().is_some(),
         "links": links,
         "text_pipeline": if needs_text { json!(text_files) } else { json!(null) },
-        "embedder": if !a.no_dense {
+        "embedder": if dense {
             json!({"table": "static-minilm.bin", "vocab": "minilm-vocab.txt"})
         } else {
             json!(null)
@@ -286,6 +327,8 @@ pub(crate) fn index_site(a: IndexArgs) -> CliResult<()> {
         json!({
             "out": a.out.display().to_string(),
             "pages": pages,
+            "link_pages_left_out": link_pages,
+            "title_suffix": title_suffix,
             "warnings": warnings.len(),
             "passages": stats.passages,
             "text_bytes": stats.text_bytes,
