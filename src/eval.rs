@@ -502,6 +502,201 @@ pub struct EvalHooks<'a> {
     /// Keep every question's ranked passage ids in [`Report::rankings`] (for reading which
     /// questions a method loses). Default false.
     pub rankings: bool,
+    /// Ceilings of CatRAG's mechanisms ([`Oracle`]), one per configuration of the sweep in its
+    /// order, or one for all of them; empty: none. `catrag` in the corpus or pool setting only.
+    pub oracle: Vec<Oracle>,
+}
+
+/// Evaluation-only ceilings of CatRAG's mechanisms (CatRAG §3): each replaces one mechanism's
+/// signal by the question's gold passages, to measure what the mechanism could add if its
+/// signal were perfect. Only [`evaluate_sweep`] reads them; no product path (query, page,
+/// configuration) can reach them. Serde names are the field names; `{}` is no oracle.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Oracle {
+    /// Oracle edge tiers: of the tiered seeds' edges, a relation edge whose two entities each
+    /// occur in a gold passage, and a context edge from a tiered seed to a gold passage, are
+    /// Direct; every other surviving edge is tiered by the tierer as usual (the offline one, or
+    /// the endpoint's). Nothing under `no_tier`.
+    pub tiers: bool,
+    /// Oracle anchors: the anchor set is the gold passages' title entities (the entity node
+    /// whose key is the title's, without a trailing qualifier such as "(film)"), instead of
+    /// the query's mentions; each gets ε ÷ |its passages| as usual. Nothing under `no_anchor`.
+    pub anchors: bool,
+    /// Oracle key facts: every context arc from an entity of a seed fact to a gold passage is
+    /// boosted by 1 + β, and no other arc (the boost with perfect key-fact verification).
+    /// Nothing under `no_boost`.
+    pub boost: bool,
+}
+
+impl Oracle {
+    /// Whether any oracle is on.
+    pub fn any(&self) -> bool {
+        self.tiers || self.anchors || self.boost
+    }
+
+    /// The oracles that are on, as CLI flags (`--oracle-tiers`, …), for labels.
+    pub fn flags(&self) -> Vec<&'static str> {
+        [(self.tiers, "--oracle-tiers"), (self.anchors, "--oracle-anchors"), (self.boost, "--oracle-boost")]
+            .into_iter()
+            .filter_map(|(on, f)| on.then_some(f))
+            .collect()
+    }
+}
+
+/// The oracle anchors' query NER ([`Oracle::anchors`]): a question's (NFC) text → the names of
+/// its gold passages' title entities that are entity nodes of the index's graph.
+struct OracleRecognizer {
+    names: std::collections::HashMap<String, Vec<String>>,
+}
+
+impl crate::catrag::EntityRecognizer for OracleRecognizer {
+    fn name(&self) -> &str {
+        "oracle-anchors"
+    }
+
+    fn entities(&self, query: &str) -> Result<Vec<String>> {
+        Ok(self.names.get(query).cloned().unwrap_or_default())
+    }
+}
+
+/// The [`OracleRecognizer`] of `questions` over `index` (its graph decides which titles are
+/// entities). A question whose gold titles name no entity gets none (the rule-based mentions
+/// then stand in, as for any recognizer that finds nothing).
+fn oracle_recognizer(index: &Index, questions: &[Question]) -> OracleRecognizer {
+    let mut names: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
+    if let Some(graph) = index.graph() {
+        for q in questions {
+            let entry = names.entry(crate::text::fold::nfc(&q.question).into_owned()).or_default();
+            for id in &q.gold_ids {
+                let Some(p) = index.corpus().index_of(id).and_then(|i| index.corpus().get(i)) else { continue };
+                let name = crate::catrag::bridge::title_entity_name(&p.title);
+                if graph.entity_id(name).is_some() && !entry.iter().any(|n| n == name) {
+                    entry.push(name.to_string());
+                }
+            }
+        }
+    }
+    OracleRecognizer { names }
+}
+
+/// The gold passages of `q` as passage nodes of `graph`.
+fn gold_nodes(index: &Index, graph: &crate::graph::Graph, q: &Question) -> HashSet<u32> {
+    q.gold_ids
+        .iter()
+        .filter_map(|id| index.corpus().index_of(id))
+        .filter_map(|i| graph.passage_node(i))
+        .collect()
+}
+
+/// One catrag query under `oracle`'s tiers and key facts ([`Oracle::tiers`], [`Oracle::boost`]):
+/// the graph search's two halves ([`Index::prepare_graph`], [`Index::finish_graph`]) with the
+/// boost's and the tiers' arcs replaced in between.
+fn oracle_run(index: &Index, q: &Question, depth: usize, method: Method, oracle: Oracle) -> Result<crate::search::SearchResult> {
+    use crate::catrag::{OverlayArc, Tier};
+    use crate::graph::EdgeType;
+    let mut prepared = match index.prepare_graph(&q.question, depth, method)? {
+        crate::search::GraphStep::Done(r) => return Ok(r),
+        crate::search::GraphStep::Prepared(p) => p,
+    };
+    let graph = index.graph().ok_or(Error::MissingGraph { method: method.name().to_string() })?;
+    let gold = gold_nodes(index, graph, q);
+    let in_gold = |e: u32| graph.passages_of(e).iter().any(|p| gold.contains(p));
+    let cfg = prepared.query.config().clone();
+    let csr = graph.csr();
+    let context_arc = |e: u32, p: u32| crate::catrag::boost::find_arc(graph, e, p, EdgeType::Context);
+    if oracle.boost && !cfg.no_boost {
+        let beta = cfg.key_fact_boost;
+        let mut entities: Vec<u32> = Vec::new();
+        for f in &prepared.query.retrieval().facts {
+            if let Some(fact) = graph.facts().get(f.fact as usize) {
+                for e in [fact.subject, fact.object] {
+                    if !entities.contains(&e) {
+                        entities.push(e);
+                    }
+                }
+            }
+        }
+        let mut gold_sorted: Vec<u32> = gold.iter().copied().collect();
+        gold_sorted.sort_unstable();
+        let overlay = prepared.query.overlay_mut();
+        overlay.retain(|o| !matches!(o.cause, OverlayCause::KeyFactBoost { .. }));
+        for &e in &entities {
+            for &p in &gold_sorted {
+                if let Some(a) = context_arc(e, p) {
+                    overlay.push(OverlayArc {
+                        arc: a as u32,
+                        from: e,
+                        to: p,
+                        edge_type: EdgeType::Context,
+                        static_weight: csr.weights[a],
+                        multiplier: (1.0 + beta) as f32,
+                        cause: OverlayCause::KeyFactBoost { key_facts: 1 },
+                    });
+                }
+            }
+        }
+    }
+    let (mut name, mut tiers) = index.tier_batches(&prepared.query, method)?;
+    if oracle.tiers && !cfg.no_tier {
+        for ((seed, candidates), answer) in prepared.query.batches().into_iter().zip(tiers.iter_mut()) {
+            let mut t = answer.take().filter(|t| t.len() == candidates.len()).unwrap_or_else(|| vec![Tier::Weak; candidates.len()]);
+            if in_gold(seed) {
+                for (c, tier) in candidates.iter().zip(t.iter_mut()) {
+                    if in_gold(c.neighbour) {
+                        *tier = Tier::Direct;
+                    }
+                }
+            }
+            *answer = Some(t);
+        }
+        let mut gold_sorted: Vec<u32> = gold.iter().copied().collect();
+        gold_sorted.sort_unstable();
+        let seeds = prepared.query.tiered_seeds();
+        let overlay = prepared.query.overlay_mut();
+        for seed in seeds {
+            for &p in &gold_sorted {
+                if let Some(a) = context_arc(seed, p) {
+                    overlay.push(OverlayArc {
+                        arc: a as u32,
+                        from: seed,
+                        to: p,
+                        edge_type: EdgeType::Context,
+                        static_weight: csr.weights[a],
+                        multiplier: cfg.tiers.direct,
+                        cause: OverlayCause::Tiered { tier: Tier::Direct },
+                    });
+                }
+            }
+        }
+        name = format!("oracle+{name}");
+    }
+    index.finish_graph(prepared, &name, tiers)
+}
+
+/// Put the oracle anchors' recognizer on `index` (`on`), or the evaluation's own recognizer
+/// back (`hook`, else none).
+///
+/// # Errors
+/// [`Error::MissingGraph`] when `index` has no graph.
+fn set_anchor_oracle(
+    index: &mut Index,
+    questions: &[Question],
+    on: bool,
+    hook: Option<&dyn Fn() -> Box<dyn crate::catrag::EntityRecognizer>>,
+) -> Result<()> {
+    if index.graph().is_none() {
+        return Ok(());
+    }
+    if on {
+        let r = oracle_recognizer(index, questions);
+        index.set_entity_recognizer(Box::new(r))
+    } else if let Some(make) = hook {
+        index.set_entity_recognizer(make())
+    } else {
+        index.clear_entity_recognizer();
+        Ok(())
+    }
 }
 
 #[derive(Default)]
@@ -628,6 +823,23 @@ pub fn evaluate_sweep(
     for c in catrag_configs {
         c.validate()?;
     }
+    if !(hooks.oracle.is_empty() || hooks.oracle.len() == 1 || hooks.oracle.len() == catrag_configs.len()) {
+        return Err(Error::Config(format!(
+            "{} oracles for {} configurations: give one, or one per configuration",
+            hooks.oracle.len(),
+            catrag_configs.len()
+        )));
+    }
+    if hooks.oracle.iter().any(Oracle::any)
+        && (method.graph_method() != Some(crate::catrag::GraphMethod::CatRag) || method.cage_first_stage().is_some())
+    {
+        return Err(Error::Config(format!(
+            "the oracle ceilings replace CatRAG's signals: use the catrag method, not {}",
+            method.name()
+        )));
+    }
+    let oracles = std::mem::take(&mut hooks.oracle);
+    let anchor_oracles = oracles.iter().any(|o| o.anchors);
     let tierer_hook = hooks.tierer;
     let recognizer_hook = hooks.recognizer;
     let openie_hook = hooks.openie;
@@ -784,12 +996,16 @@ pub fn evaluate_sweep(
         Setting::Pool => None,
     };
     let mut reports = Vec::with_capacity(catrag_configs.len());
-    for catrag in catrag_configs {
+    for (run, catrag) in catrag_configs.iter().enumerate() {
+    let oracle = oracles.get(run).or_else(|| oracles.first().filter(|_| oracles.len() == 1)).copied().unwrap_or_default();
     let mut config = config.clone();
     config.catrag = catrag.clone();
     let config = &config;
     if let Some(idx) = corpus_index.as_mut() {
         idx.set_catrag_config(catrag.clone())?;
+        if anchor_oracles {
+            set_anchor_oracle(idx, &dataset.questions, oracle.anchors, recognizer_hook)?;
+        }
     }
     let mut all = Acc::default();
     let mut by_type: BTreeMap<String, Acc> = BTreeMap::new();
@@ -816,11 +1032,18 @@ pub fn evaluate_sweep(
                 }
                 pool_index = build(pool, &rows, &mut index_ms)?;
                 pool_index.set_catrag_config(catrag.clone())?;
+                if anchor_oracles {
+                    set_anchor_oracle(&mut pool_index, std::slice::from_ref(q), oracle.anchors, recognizer_hook)?;
+                }
                 &pool_index
             }
         };
         let t = Instant::now();
-        let found = index.run(&q.question, depth, method, QueryOptions::default())?;
+        let found = if oracle.tiers || oracle.boost {
+            oracle_run(index, q, depth, method, oracle)?
+        } else {
+            index.run(&q.question, depth, method, QueryOptions::default())?
+        };
         query_ms += t.elapsed().as_secs_f64() * 1e3;
         if let (true, None, Some(retrieval)) = (graph_method, method.cage_first_stage(), &found.trace.retrieval) {
             diag.add(index, &q.question, retrieval)?;
@@ -872,6 +1095,10 @@ pub fn evaluate_sweep(
     };
     if graph_minilm.is_some() {
         label.push_str(" --graph-minilm");
+    }
+    for f in oracle.flags() {
+        label.push(' ');
+        label.push_str(f);
     }
     if method.cage_first_stage().is_some() {
         for f in config.cage.ablations() {
