@@ -266,6 +266,26 @@ pub struct Diagnostics {
     /// Quantiles of the query–fact cosines, each averaged over the questions (what the
     /// similarity tierer's thresholds are read from).
     pub fact_cosines: BTreeMap<String, f64>,
+    /// Mean teleport mass by source (shares of the teleport total, over PPR questions).
+    pub teleport_sources: crate::catrag::TeleportSources,
+    /// Gold passages' title entities that are entity nodes (all questions): what the oracle
+    /// anchors anchor.
+    pub gold_title_entities: usize,
+    /// Of those, anchored by the query's own mentions.
+    pub gold_title_entities_anchored: usize,
+    /// Boosted arcs into a gold passage (all questions).
+    pub boosted_to_gold: usize,
+    /// Tiered edges on a gold chain (both entities in gold passages) and their tiers.
+    pub chain_edge_tiers: BTreeMap<String, usize>,
+    /// Tiered edges off the gold chain and their tiers.
+    pub other_edge_tiers: BTreeMap<String, usize>,
+    /// Mean query–fact similarity of the tiered chain edges (what the offline tierer reads).
+    pub chain_edge_similarity: f64,
+    /// Mean similarity of the other tiered edges.
+    pub other_edge_similarity: f64,
+    /// Probability that a random chain edge has a higher similarity than a random other edge
+    /// (ROC AUC of the offline tierer's score as a chain-edge detector; 0.5 = no separation).
+    pub chain_edge_auc: f64,
 }
 
 #[derive(Default)]
@@ -280,10 +300,69 @@ struct DiagAcc {
     pruned: f64,
     quantile_n: usize,
     quantiles: [f64; 5],
+    sources: [f64; 7],
+    chain_sims: Vec<f32>,
+    other_sims: Vec<f32>,
 }
 
 impl DiagAcc {
-    fn add(&mut self, index: &Index, query: &str, r: &crate::catrag::Retrieval) -> Result<()> {
+    fn add(&mut self, index: &Index, q: &Question, r: &crate::catrag::Retrieval) -> Result<()> {
+        let query = q.question.as_str();
+        if let Some(graph) = index.graph() {
+            let gold = gold_nodes(index, graph, q);
+            let in_gold = |e: u32| graph.passages_of(e).iter().any(|p| gold.contains(p));
+            let anchored: HashSet<u32> = r.anchors.iter().filter_map(|a| a.node).collect();
+            let mut titles = HashSet::new();
+            for id in &q.gold_ids {
+                let Some(p) = index.corpus().index_of(id).and_then(|i| index.corpus().get(i)) else { continue };
+                if let Some(e) = graph.entity_id(crate::catrag::bridge::title_entity_name(&p.title)) {
+                    titles.insert(e);
+                }
+            }
+            self.d.gold_title_entities += titles.len();
+            self.d.gold_title_entities_anchored += titles.intersection(&anchored).count();
+            if r.ppr.is_some() {
+                let t = &r.sources;
+                for (acc, x) in self.sources.iter_mut().zip([
+                    t.fact_seeds,
+                    t.anchors,
+                    t.dense_prior,
+                    t.lexical_prior,
+                    t.title_bridges,
+                    t.query_titles,
+                    t.residual,
+                ]) {
+                    *acc += x;
+                }
+            }
+            let kg = index.knowledge_graph();
+            let cosines = match kg {
+                Some(kg) if r.overlay.iter().any(|o| matches!(o.cause, OverlayCause::Tiered { .. })) => {
+                    fact_cosines(graph, &kg.embedder().embed(query)?)?
+                }
+                _ => Vec::new(),
+            };
+            for o in &r.overlay {
+                match o.cause {
+                    OverlayCause::KeyFactBoost { .. } if gold.contains(&o.to) => self.d.boosted_to_gold += 1,
+                    OverlayCause::Tiered { tier } if o.edge_type == crate::graph::EdgeType::Relation => {
+                        let chain = in_gold(o.from) && in_gold(o.to);
+                        let sim = crate::catrag::prune::candidates(graph, o.from, &cosines)
+                            .into_iter()
+                            .find(|c| c.neighbour == o.to)
+                            .map_or(-1.0, |c| c.similarity);
+                        let (tiers, sims) = if chain {
+                            (&mut self.d.chain_edge_tiers, &mut self.chain_sims)
+                        } else {
+                            (&mut self.d.other_edge_tiers, &mut self.other_sims)
+                        };
+                        *tiers.entry(tier.name().to_string()).or_insert(0) += 1;
+                        sims.push(sim);
+                    }
+                    _ => {}
+                }
+            }
+        }
         let d = &mut self.d;
         d.queries += 1;
         if r.fallback.is_some() {
@@ -347,6 +426,31 @@ impl DiagAcc {
         for (name, v) in ["p50", "p90", "p98", "p99.9", "max"].iter().zip(self.quantiles) {
             self.d.fact_cosines.insert((*name).to_string(), v / qn);
         }
+        let [f, a, d, l, b, t, r] = self.sources.map(|x| x / p);
+        self.d.teleport_sources = crate::catrag::TeleportSources {
+            fact_seeds: f,
+            anchors: a,
+            dense_prior: d,
+            lexical_prior: l,
+            title_bridges: b,
+            query_titles: t,
+            residual: r,
+        };
+        let mean = |v: &[f32]| v.iter().map(|&x| f64::from(x)).sum::<f64>() / v.len().max(1) as f64;
+        self.d.chain_edge_similarity = mean(&self.chain_sims);
+        self.d.other_edge_similarity = mean(&self.other_sims);
+        // AUC by ranks: pairs (chain, other) with chain > other, ties half.
+        let mut pairs = 0.0f64;
+        let mut wins = 0.0f64;
+        let mut others = self.other_sims.clone();
+        others.sort_by(f32::total_cmp);
+        for &c in &self.chain_sims {
+            let below = others.partition_point(|&x| x < c);
+            let upto = others.partition_point(|&x| x <= c);
+            wins += below as f64 + 0.5 * (upto - below) as f64;
+            pairs += others.len() as f64;
+        }
+        self.d.chain_edge_auc = if pairs > 0.0 { wins / pairs } else { 0.5 };
         self.d
     }
 }
@@ -1046,7 +1150,7 @@ pub fn evaluate_sweep(
         };
         query_ms += t.elapsed().as_secs_f64() * 1e3;
         if let (true, None, Some(retrieval)) = (graph_method, method.cage_first_stage(), &found.trace.retrieval) {
-            diag.add(index, &q.question, retrieval)?;
+            diag.add(index, q, retrieval)?;
             if graph_report.is_none() || setting == Setting::Pool {
                 graph_report = index.knowledge_graph().map(|g| g.report().clone());
             }
@@ -1162,6 +1266,40 @@ mod tests {
         assert_eq!(answer_f1("", &["x"]), 0.0);
         assert_eq!(answer_f1("the", &["the"]), 0.0, "nothing left after normalisation");
         assert_eq!(answer_f1("yes", &["no", "yes"]), 1.0);
+    }
+
+    /// The oracle ceilings do what they say on the 10 hotpot-sample questions (corpus setting):
+    /// the anchors are exactly the gold title entities, every tiered chain edge is Direct, every
+    /// boosted arc goes to a gold passage; an oracle is refused for another method.
+    #[test]
+    fn oracle_ceilings_replace_the_signals_with_gold() {
+        let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hotpot-sample");
+        let ds = Dataset::load(&dir).unwrap();
+        let e: Rc<dyn Embedder> = Rc::new(crate::embed::StaticEmbedder::minilm().unwrap());
+        let embedders = Embedders { static_embedder: Some(e), ..Embedders::default() };
+        let config = IndexConfig::default();
+        let configs = vec![CatragConfig::default(); 4];
+        let oracle = vec![
+            Oracle::default(),
+            Oracle { anchors: true, ..Oracle::default() },
+            Oracle { tiers: true, ..Oracle::default() },
+            Oracle { boost: true, ..Oracle::default() },
+        ];
+        let hooks = EvalHooks { oracle, ..EvalHooks::default() };
+        let r = evaluate_sweep(&ds, Setting::Corpus, Method::Catrag, 5, &config, &embedders, hooks, &configs).unwrap();
+        let d: Vec<Diagnostics> = r.iter().map(|r| r.diagnostics.clone().unwrap()).collect();
+        assert!(d[0].gold_title_entities > 0);
+        assert!(d[0].gold_title_entities_anchored < d[0].gold_title_entities, "{:?}", d[0]);
+        assert_eq!(d[1].gold_title_entities_anchored, d[1].gold_title_entities);
+        assert!(d[0].chain_edge_tiers.keys().any(|t| t != "direct"), "{:?}", d[0].chain_edge_tiers);
+        assert_eq!(d[2].chain_edge_tiers.keys().collect::<Vec<_>>(), ["direct"]);
+        assert_eq!(d[2].other_edge_tiers, d[0].other_edge_tiers, "other edges tiered as before");
+        let boosted = (d[3].mean_boosted_arcs * d[3].queries as f64).round() as usize;
+        assert!(boosted > 0 && boosted == d[3].boosted_to_gold, "{:?}", d[3]);
+        assert_eq!(r[2].label, "catrag --oracle-tiers");
+        let hooks = EvalHooks { oracle: vec![Oracle { tiers: true, ..Oracle::default() }], ..EvalHooks::default() };
+        let bm25 = evaluate_with(&ds, Setting::Corpus, Method::Bm25, 5, &config, &embedders, hooks);
+        assert!(matches!(bm25, Err(Error::Config(_))));
     }
 
     #[test]

@@ -75,7 +75,7 @@ def main() -> int:
         if all((ds, i) in reports for i in range(len(rows))):
             continue
         cmd = [a.cairn, "eval", "--data", str(pathlib.Path(a.data) / ds), "--method", "catrag",
-               "--sweep", sweep_path, "--json"]
+               "--sweep", sweep_path, "--json", "--diagnostics"]
         if a.catrag_config:
             cmd += ["--catrag-config", a.catrag_config]
         t = time.time()
@@ -123,9 +123,15 @@ def main() -> int:
         if not r or not r.get("diagnostics"):
             continue
         d = r["diagnostics"]
+        t = d.get("teleport_sources", {})
         print(f'{ds}: mentions {d["mentions"]}, anchored {d["anchored_exact"]} / {d["anchored_embedding"]}, '
-              f'anchored seeds {d["mean_anchored_seeds"]:.2f}, boosted {d["mean_boosted_arcs"]:.1f}, '
-              f'pruned {d["mean_pruned_arcs"]:.2f}, tiers {d["tiers"]}')
+              f'gold title entities anchored {d.get("gold_title_entities_anchored")} of {d.get("gold_title_entities")}, '
+              f'anchored seeds {d["mean_anchored_seeds"]:.2f}, boosted {d["mean_boosted_arcs"]:.1f} '
+              f'(into gold {d.get("boosted_to_gold")}), pruned {d["mean_pruned_arcs"]:.2f}, tiers {d["tiers"]}; '
+              f'chain edges {d.get("chain_edge_tiers")} sim {d.get("chain_edge_similarity", 0):.3f}, '
+              f'others {d.get("other_edge_tiers")} sim {d.get("other_edge_similarity", 0):.3f}, '
+              f'AUC {d.get("chain_edge_auc", 0):.3f}; teleport ' +
+              ", ".join(f"{k} {v:.3f}" for k, v in t.items()))
     return 0
 
 

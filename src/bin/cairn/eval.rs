@@ -189,6 +189,9 @@ pub(crate) fn eval(a: EvalArgs) -> CliResult<()> {
             if a.json {
                 let mut v = report_json(r);
                 v["sweep"] = over.clone();
+                if a.diagnostics {
+                    v["diagnostics"] = json!(r.diagnostics);
+                }
                 outln!("{v}");
             } else {
                 outln!(
@@ -422,6 +425,26 @@ pub(crate) fn print_diagnostics(r: &Report) {
     );
     let q: Vec<String> = d.fact_cosines.iter().map(|(k, v)| format!("{k} {v:.3}")).collect();
     outln!("query-fact cosine quantiles (mean per query): {}", q.join(", "));
+    let t = &d.teleport_sources;
+    outln!(
+        "teleport by source (mean share): fact seeds {:.3}, anchors {:.3}, dense {:.3}, lexical {:.3}, title bridges {:.3}, query titles {:.3}, residual {:.3}",
+        t.fact_seeds, t.anchors, t.dense_prior, t.lexical_prior, t.title_bridges, t.query_titles, t.residual
+    );
+    outln!(
+        "gold title entities anchored {} of {}; boosted arcs into gold passages {}",
+        d.gold_title_entities_anchored, d.gold_title_entities, d.boosted_to_gold
+    );
+    let tiers = |m: &std::collections::BTreeMap<String, usize>| {
+        m.iter().map(|(t, n)| format!("{t} {n}")).collect::<Vec<_>>().join(", ")
+    };
+    outln!(
+        "tiered chain edges: {} (mean similarity {:.3}); other edges: {} (mean {:.3}); chain-edge AUC of the similarity {:.3}",
+        tiers(&d.chain_edge_tiers),
+        d.chain_edge_similarity,
+        tiers(&d.other_edge_tiers),
+        d.other_edge_similarity,
+        d.chain_edge_auc
+    );
 }
 
 pub(crate) fn report_json(r: &Report) -> serde_json::Value {
