@@ -266,6 +266,26 @@ pub struct Diagnostics {
     /// Quantiles of the query–fact cosines, each averaged over the questions (what the
     /// similarity tierer's thresholds are read from).
     pub fact_cosines: BTreeMap<String, f64>,
+    /// Mean teleport mass by source (shares of the teleport total, over PPR questions).
+    pub teleport_sources: crate::catrag::TeleportSources,
+    /// Gold passages' title entities that are entity nodes (all questions): what the oracle
+    /// anchors anchor.
+    pub gold_title_entities: usize,
+    /// Of those, anchored by the query's own mentions.
+    pub gold_title_entities_anchored: usize,
+    /// Boosted arcs into a gold passage (all questions).
+    pub boosted_to_gold: usize,
+    /// Tiered edges on a gold chain (both entities in gold passages) and their tiers.
+    pub chain_edge_tiers: BTreeMap<String, usize>,
+    /// Tiered edges off the gold chain and their tiers.
+    pub other_edge_tiers: BTreeMap<String, usize>,
+    /// Mean query–fact similarity of the tiered chain edges (what the offline tierer reads).
+    pub chain_edge_similarity: f64,
+    /// Mean similarity of the other tiered edges.
+    pub other_edge_similarity: f64,
+    /// Probability that a random chain edge has a higher similarity than a random other edge
+    /// (ROC AUC of the offline tierer's score as a chain-edge detector; 0.5 = no separation).
+    pub chain_edge_auc: f64,
 }
 
 #[derive(Default)]
@@ -280,10 +300,69 @@ struct DiagAcc {
     pruned: f64,
     quantile_n: usize,
     quantiles: [f64; 5],
+    sources: [f64; 7],
+    chain_sims: Vec<f32>,
+    other_sims: Vec<f32>,
 }
 
 impl DiagAcc {
-    fn add(&mut self, index: &Index, query: &str, r: &crate::catrag::Retrieval) -> Result<()> {
+    fn add(&mut self, index: &Index, q: &Question, r: &crate::catrag::Retrieval) -> Result<()> {
+        let query = q.question.as_str();
+        if let Some(graph) = index.graph() {
+            let gold = gold_nodes(index, graph, q);
+            let in_gold = |e: u32| graph.passages_of(e).iter().any(|p| gold.contains(p));
+            let anchored: HashSet<u32> = r.anchors.iter().filter_map(|a| a.node).collect();
+            let mut titles = HashSet::new();
+            for id in &q.gold_ids {
+                let Some(p) = index.corpus().index_of(id).and_then(|i| index.corpus().get(i)) else { continue };
+                if let Some(e) = graph.entity_id(crate::catrag::bridge::title_entity_name(&p.title)) {
+                    titles.insert(e);
+                }
+            }
+            self.d.gold_title_entities += titles.len();
+            self.d.gold_title_entities_anchored += titles.intersection(&anchored).count();
+            if r.ppr.is_some() {
+                let t = &r.sources;
+                for (acc, x) in self.sources.iter_mut().zip([
+                    t.fact_seeds,
+                    t.anchors,
+                    t.dense_prior,
+                    t.lexical_prior,
+                    t.title_bridges,
+                    t.query_titles,
+                    t.residual,
+                ]) {
+                    *acc += x;
+                }
+            }
+            let kg = index.knowledge_graph();
+            let cosines = match kg {
+                Some(kg) if r.overlay.iter().any(|o| matches!(o.cause, OverlayCause::Tiered { .. })) => {
+                    fact_cosines(graph, &kg.embedder().embed(query)?)?
+                }
+                _ => Vec::new(),
+            };
+            for o in &r.overlay {
+                match o.cause {
+                    OverlayCause::KeyFactBoost { .. } if gold.contains(&o.to) => self.d.boosted_to_gold += 1,
+                    OverlayCause::Tiered { tier } if o.edge_type == crate::graph::EdgeType::Relation => {
+                        let chain = in_gold(o.from) && in_gold(o.to);
+                        let sim = crate::catrag::prune::candidates(graph, o.from, &cosines)
+                            .into_iter()
+                            .find(|c| c.neighbour == o.to)
+                            .map_or(-1.0, |c| c.similarity);
+                        let (tiers, sims) = if chain {
+                            (&mut self.d.chain_edge_tiers, &mut self.chain_sims)
+                        } else {
+                            (&mut self.d.other_edge_tiers, &mut self.other_sims)
+                        };
+                        *tiers.entry(tier.name().to_string()).or_insert(0) += 1;
+                        sims.push(sim);
+                    }
+                    _ => {}
+                }
+            }
+        }
         let d = &mut self.d;
         d.queries += 1;
         if r.fallback.is_some() {
@@ -347,6 +426,31 @@ impl DiagAcc {
         for (name, v) in ["p50", "p90", "p98", "p99.9", "max"].iter().zip(self.quantiles) {
             self.d.fact_cosines.insert((*name).to_string(), v / qn);
         }
+        let [f, a, d, l, b, t, r] = self.sources.map(|x| x / p);
+        self.d.teleport_sources = crate::catrag::TeleportSources {
+            fact_seeds: f,
+            anchors: a,
+            dense_prior: d,
+            lexical_prior: l,
+            title_bridges: b,
+            query_titles: t,
+            residual: r,
+        };
+        let mean = |v: &[f32]| v.iter().map(|&x| f64::from(x)).sum::<f64>() / v.len().max(1) as f64;
+        self.d.chain_edge_similarity = mean(&self.chain_sims);
+        self.d.other_edge_similarity = mean(&self.other_sims);
+        // AUC by ranks: pairs (chain, other) with chain > other, ties half.
+        let mut pairs = 0.0f64;
+        let mut wins = 0.0f64;
+        let mut others = self.other_sims.clone();
+        others.sort_by(f32::total_cmp);
+        for &c in &self.chain_sims {
+            let below = others.partition_point(|&x| x < c);
+            let upto = others.partition_point(|&x| x <= c);
+            wins += below as f64 + 0.5 * (upto - below) as f64;
+            pairs += others.len() as f64;
+        }
+        self.d.chain_edge_auc = if pairs > 0.0 { wins / pairs } else { 0.5 };
         self.d
     }
 }
@@ -502,6 +606,201 @@ pub struct EvalHooks<'a> {
     /// Keep every question's ranked passage ids in [`Report::rankings`] (for reading which
     /// questions a method loses). Default false.
     pub rankings: bool,
+    /// Ceilings of CatRAG's mechanisms ([`Oracle`]), one per configuration of the sweep in its
+    /// order, or one for all of them; empty: none. `catrag` in the corpus or pool setting only.
+    pub oracle: Vec<Oracle>,
+}
+
+/// Evaluation-only ceilings of CatRAG's mechanisms (CatRAG §3): each replaces one mechanism's
+/// signal by the question's gold passages, to measure what the mechanism could add if its
+/// signal were perfect. Only [`evaluate_sweep`] reads them; no product path (query, page,
+/// configuration) can reach them. Serde names are the field names; `{}` is no oracle.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Oracle {
+    /// Oracle edge tiers: of the tiered seeds' edges, a relation edge whose two entities each
+    /// occur in a gold passage, and a context edge from a tiered seed to a gold passage, are
+    /// Direct; every other surviving edge is tiered by the tierer as usual (the offline one, or
+    /// the endpoint's). Nothing under `no_tier`.
+    pub tiers: bool,
+    /// Oracle anchors: the anchor set is the gold passages' title entities (the entity node
+    /// whose key is the title's, without a trailing qualifier such as "(film)"), instead of
+    /// the query's mentions; each gets ε ÷ |its passages| as usual. Nothing under `no_anchor`.
+    pub anchors: bool,
+    /// Oracle key facts: every context arc from an entity of a seed fact to a gold passage is
+    /// boosted by 1 + β, and no other arc (the boost with perfect key-fact verification).
+    /// Nothing under `no_boost`.
+    pub boost: bool,
+}
+
+impl Oracle {
+    /// Whether any oracle is on.
+    pub fn any(&self) -> bool {
+        self.tiers || self.anchors || self.boost
+    }
+
+    /// The oracles that are on, as CLI flags (`--oracle-tiers`, …), for labels.
+    pub fn flags(&self) -> Vec<&'static str> {
+        [(self.tiers, "--oracle-tiers"), (self.anchors, "--oracle-anchors"), (self.boost, "--oracle-boost")]
+            .into_iter()
+            .filter_map(|(on, f)| on.then_some(f))
+            .collect()
+    }
+}
+
+/// The oracle anchors' query NER ([`Oracle::anchors`]): a question's (NFC) text → the names of
+/// its gold passages' title entities that are entity nodes of the index's graph.
+struct OracleRecognizer {
+    names: std::collections::HashMap<String, Vec<String>>,
+}
+
+impl crate::catrag::EntityRecognizer for OracleRecognizer {
+    fn name(&self) -> &str {
+        "oracle-anchors"
+    }
+
+    fn entities(&self, query: &str) -> Result<Vec<String>> {
+        Ok(self.names.get(query).cloned().unwrap_or_default())
+    }
+}
+
+/// The [`OracleRecognizer`] of `questions` over `index` (its graph decides which titles are
+/// entities). A question whose gold titles name no entity gets none (the rule-based mentions
+/// then stand in, as for any recognizer that finds nothing).
+fn oracle_recognizer(index: &Index, questions: &[Question]) -> OracleRecognizer {
+    let mut names: std::collections::HashMap<String, Vec<String>> = std::collections::HashMap::new();
+    if let Some(graph) = index.graph() {
+        for q in questions {
+            let entry = names.entry(crate::text::fold::nfc(&q.question).into_owned()).or_default();
+            for id in &q.gold_ids {
+                let Some(p) = index.corpus().index_of(id).and_then(|i| index.corpus().get(i)) else { continue };
+                let name = crate::catrag::bridge::title_entity_name(&p.title);
+                if graph.entity_id(name).is_some() && !entry.iter().any(|n| n == name) {
+                    entry.push(name.to_string());
+                }
+            }
+        }
+    }
+    OracleRecognizer { names }
+}
+
+/// The gold passages of `q` as passage nodes of `graph`.
+fn gold_nodes(index: &Index, graph: &crate::graph::Graph, q: &Question) -> HashSet<u32> {
+    q.gold_ids
+        .iter()
+        .filter_map(|id| index.corpus().index_of(id))
+        .filter_map(|i| graph.passage_node(i))
+        .collect()
+}
+
+/// One catrag query under `oracle`'s tiers and key facts ([`Oracle::tiers`], [`Oracle::boost`]):
+/// the graph search's two halves ([`Index::prepare_graph`], [`Index::finish_graph`]) with the
+/// boost's and the tiers' arcs replaced in between.
+fn oracle_run(index: &Index, q: &Question, depth: usize, method: Method, oracle: Oracle) -> Result<crate::search::SearchResult> {
+    use crate::catrag::{OverlayArc, Tier};
+    use crate::graph::EdgeType;
+    let mut prepared = match index.prepare_graph(&q.question, depth, method)? {
+        crate::search::GraphStep::Done(r) => return Ok(r),
+        crate::search::GraphStep::Prepared(p) => p,
+    };
+    let graph = index.graph().ok_or(Error::MissingGraph { method: method.name().to_string() })?;
+    let gold = gold_nodes(index, graph, q);
+    let in_gold = |e: u32| graph.passages_of(e).iter().any(|p| gold.contains(p));
+    let cfg = prepared.query.config().clone();
+    let csr = graph.csr();
+    let context_arc = |e: u32, p: u32| crate::catrag::boost::find_arc(graph, e, p, EdgeType::Context);
+    if oracle.boost && !cfg.no_boost {
+        let beta = cfg.key_fact_boost;
+        let mut entities: Vec<u32> = Vec::new();
+        for f in &prepared.query.retrieval().facts {
+            if let Some(fact) = graph.facts().get(f.fact as usize) {
+                for e in [fact.subject, fact.object] {
+                    if !entities.contains(&e) {
+                        entities.push(e);
+                    }
+                }
+            }
+        }
+        let mut gold_sorted: Vec<u32> = gold.iter().copied().collect();
+        gold_sorted.sort_unstable();
+        let overlay = prepared.query.overlay_mut();
+        overlay.retain(|o| !matches!(o.cause, OverlayCause::KeyFactBoost { .. }));
+        for &e in &entities {
+            for &p in &gold_sorted {
+                if let Some(a) = context_arc(e, p) {
+                    overlay.push(OverlayArc {
+                        arc: a as u32,
+                        from: e,
+                        to: p,
+                        edge_type: EdgeType::Context,
+                        static_weight: csr.weights[a],
+                        multiplier: (1.0 + beta) as f32,
+                        cause: OverlayCause::KeyFactBoost { key_facts: 1 },
+                    });
+                }
+            }
+        }
+    }
+    let (mut name, mut tiers) = index.tier_batches(&prepared.query, method)?;
+    if oracle.tiers && !cfg.no_tier {
+        for ((seed, candidates), answer) in prepared.query.batches().into_iter().zip(tiers.iter_mut()) {
+            let mut t = answer.take().filter(|t| t.len() == candidates.len()).unwrap_or_else(|| vec![Tier::Weak; candidates.len()]);
+            if in_gold(seed) {
+                for (c, tier) in candidates.iter().zip(t.iter_mut()) {
+                    if in_gold(c.neighbour) {
+                        *tier = Tier::Direct;
+                    }
+                }
+            }
+            *answer = Some(t);
+        }
+        let mut gold_sorted: Vec<u32> = gold.iter().copied().collect();
+        gold_sorted.sort_unstable();
+        let seeds = prepared.query.tiered_seeds();
+        let overlay = prepared.query.overlay_mut();
+        for seed in seeds {
+            for &p in &gold_sorted {
+                if let Some(a) = context_arc(seed, p) {
+                    overlay.push(OverlayArc {
+                        arc: a as u32,
+                        from: seed,
+                        to: p,
+                        edge_type: EdgeType::Context,
+                        static_weight: csr.weights[a],
+                        multiplier: cfg.tiers.direct,
+                        cause: OverlayCause::Tiered { tier: Tier::Direct },
+                    });
+                }
+            }
+        }
+        name = format!("oracle+{name}");
+    }
+    index.finish_graph(prepared, &name, tiers)
+}
+
+/// Put the oracle anchors' recognizer on `index` (`on`), or the evaluation's own recognizer
+/// back (`hook`, else none).
+///
+/// # Errors
+/// [`Error::MissingGraph`] when `index` has no graph.
+fn set_anchor_oracle(
+    index: &mut Index,
+    questions: &[Question],
+    on: bool,
+    hook: Option<&dyn Fn() -> Box<dyn crate::catrag::EntityRecognizer>>,
+) -> Result<()> {
+    if index.graph().is_none() {
+        return Ok(());
+    }
+    if on {
+        let r = oracle_recognizer(index, questions);
+        index.set_entity_recognizer(Box::new(r))
+    } else if let Some(make) = hook {
+        index.set_entity_recognizer(make())
+    } else {
+        index.clear_entity_recognizer();
+        Ok(())
+    }
 }
 
 #[derive(Default)]
@@ -628,6 +927,23 @@ pub fn evaluate_sweep(
     for c in catrag_configs {
         c.validate()?;
     }
+    if !(hooks.oracle.is_empty() || hooks.oracle.len() == 1 || hooks.oracle.len() == catrag_configs.len()) {
+        return Err(Error::Config(format!(
+            "{} oracles for {} configurations: give one, or one per configuration",
+            hooks.oracle.len(),
+            catrag_configs.len()
+        )));
+    }
+    if hooks.oracle.iter().any(Oracle::any)
+        && (method.graph_method() != Some(crate::catrag::GraphMethod::CatRag) || method.cage_first_stage().is_some())
+    {
+        return Err(Error::Config(format!(
+            "the oracle ceilings replace CatRAG's signals: use the catrag method, not {}",
+            method.name()
+        )));
+    }
+    let oracles = std::mem::take(&mut hooks.oracle);
+    let anchor_oracles = oracles.iter().any(|o| o.anchors);
     let tierer_hook = hooks.tierer;
     let recognizer_hook = hooks.recognizer;
     let openie_hook = hooks.openie;
@@ -784,12 +1100,16 @@ pub fn evaluate_sweep(
         Setting::Pool => None,
     };
     let mut reports = Vec::with_capacity(catrag_configs.len());
-    for catrag in catrag_configs {
+    for (run, catrag) in catrag_configs.iter().enumerate() {
+    let oracle = oracles.get(run).or_else(|| oracles.first().filter(|_| oracles.len() == 1)).copied().unwrap_or_default();
     let mut config = config.clone();
     config.catrag = catrag.clone();
     let config = &config;
     if let Some(idx) = corpus_index.as_mut() {
         idx.set_catrag_config(catrag.clone())?;
+        if anchor_oracles {
+            set_anchor_oracle(idx, &dataset.questions, oracle.anchors, recognizer_hook)?;
+        }
     }
     let mut all = Acc::default();
     let mut by_type: BTreeMap<String, Acc> = BTreeMap::new();
@@ -816,14 +1136,21 @@ pub fn evaluate_sweep(
                 }
                 pool_index = build(pool, &rows, &mut index_ms)?;
                 pool_index.set_catrag_config(catrag.clone())?;
+                if anchor_oracles {
+                    set_anchor_oracle(&mut pool_index, std::slice::from_ref(q), oracle.anchors, recognizer_hook)?;
+                }
                 &pool_index
             }
         };
         let t = Instant::now();
-        let found = index.run(&q.question, depth, method, QueryOptions::default())?;
+        let found = if oracle.tiers || oracle.boost {
+            oracle_run(index, q, depth, method, oracle)?
+        } else {
+            index.run(&q.question, depth, method, QueryOptions::default())?
+        };
         query_ms += t.elapsed().as_secs_f64() * 1e3;
         if let (true, None, Some(retrieval)) = (graph_method, method.cage_first_stage(), &found.trace.retrieval) {
-            diag.add(index, &q.question, retrieval)?;
+            diag.add(index, q, retrieval)?;
             if graph_report.is_none() || setting == Setting::Pool {
                 graph_report = index.knowledge_graph().map(|g| g.report().clone());
             }
@@ -872,6 +1199,10 @@ pub fn evaluate_sweep(
     };
     if graph_minilm.is_some() {
         label.push_str(" --graph-minilm");
+    }
+    for f in oracle.flags() {
+        label.push(' ');
+        label.push_str(f);
     }
     if method.cage_first_stage().is_some() {
         for f in config.cage.ablations() {
@@ -935,6 +1266,40 @@ mod tests {
         assert_eq!(answer_f1("", &["x"]), 0.0);
         assert_eq!(answer_f1("the", &["the"]), 0.0, "nothing left after normalisation");
         assert_eq!(answer_f1("yes", &["no", "yes"]), 1.0);
+    }
+
+    /// The oracle ceilings do what they say on the 10 hotpot-sample questions (corpus setting):
+    /// the anchors are exactly the gold title entities, every tiered chain edge is Direct, every
+    /// boosted arc goes to a gold passage; an oracle is refused for another method.
+    #[test]
+    fn oracle_ceilings_replace_the_signals_with_gold() {
+        let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hotpot-sample");
+        let ds = Dataset::load(&dir).unwrap();
+        let e: Rc<dyn Embedder> = Rc::new(crate::embed::StaticEmbedder::minilm().unwrap());
+        let embedders = Embedders { static_embedder: Some(e), ..Embedders::default() };
+        let config = IndexConfig::default();
+        let configs = vec![CatragConfig::default(); 4];
+        let oracle = vec![
+            Oracle::default(),
+            Oracle { anchors: true, ..Oracle::default() },
+            Oracle { tiers: true, ..Oracle::default() },
+            Oracle { boost: true, ..Oracle::default() },
+        ];
+        let hooks = EvalHooks { oracle, ..EvalHooks::default() };
+        let r = evaluate_sweep(&ds, Setting::Corpus, Method::Catrag, 5, &config, &embedders, hooks, &configs).unwrap();
+        let d: Vec<Diagnostics> = r.iter().map(|r| r.diagnostics.clone().unwrap()).collect();
+        assert!(d[0].gold_title_entities > 0);
+        assert!(d[0].gold_title_entities_anchored < d[0].gold_title_entities, "{:?}", d[0]);
+        assert_eq!(d[1].gold_title_entities_anchored, d[1].gold_title_entities);
+        assert!(d[0].chain_edge_tiers.keys().any(|t| t != "direct"), "{:?}", d[0].chain_edge_tiers);
+        assert_eq!(d[2].chain_edge_tiers.keys().collect::<Vec<_>>(), ["direct"]);
+        assert_eq!(d[2].other_edge_tiers, d[0].other_edge_tiers, "other edges tiered as before");
+        let boosted = (d[3].mean_boosted_arcs * d[3].queries as f64).round() as usize;
+        assert!(boosted > 0 && boosted == d[3].boosted_to_gold, "{:?}", d[3]);
+        assert_eq!(r[2].label, "catrag --oracle-tiers");
+        let hooks = EvalHooks { oracle: vec![Oracle { tiers: true, ..Oracle::default() }], ..EvalHooks::default() };
+        let bm25 = evaluate_with(&ds, Setting::Corpus, Method::Bm25, 5, &config, &embedders, hooks);
+        assert!(matches!(bm25, Err(Error::Config(_))));
     }
 
     #[test]

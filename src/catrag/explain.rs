@@ -25,7 +25,7 @@ use std::cmp::Ordering;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 
-use super::{node_name, OverlayCause, Retrieval, Seed};
+use super::{node_name, OverlayArc, OverlayCause, PassageTeleport, Retrieval, Seed};
 use crate::error::{Error, Result};
 use crate::graph::{EdgeType, Graph, NodeKind};
 
@@ -101,8 +101,14 @@ pub struct PassageExplanation {
     pub passages: Vec<u32>,
     /// Its score (PPR mass, or dense cosine on fallback).
     pub score: f64,
-    /// Its own share of the normalised teleport vector (the dense channel's 0.05 × score).
+    /// Its own share of the normalised teleport vector (the passage priors' mass on it).
     pub teleport: f64,
+    /// That share by source (dense prior, lexical prior, title bridges, query titles, residual),
+    /// each a share of the teleport total; they sum to [`PassageExplanation::teleport`].
+    pub sources: PassageTeleport,
+    /// Arcs into this passage whose weight this query changed (key-fact boosts of a seed
+    /// fact's entity → this passage), in overlay order.
+    pub changed_arcs: Vec<OverlayArc>,
     /// The seeds that start one of [`PassageExplanation::paths`], by weight.
     pub seeds: Vec<Seed>,
     /// The passage's entities, by PPR mass (at most [`ExplainConfig::top_entities`]).
@@ -244,11 +250,20 @@ pub fn explain(
     }
     let ordinal = graph.passage_nodes().iter().position(|&p| p == passage);
     let score = ordinal.and_then(|o| retrieval.passage_scores.get(o)).copied().unwrap_or(0.0);
+    let teleport = retrieval.teleport.get(passage as usize).copied().unwrap_or(0.0);
+    let sources = match retrieval.passage_sources.binary_search_by_key(&passage, |p| p.node) {
+        Ok(i) => retrieval.passage_sources[i],
+        // No source but the dense prior put mass on it.
+        Err(_) => PassageTeleport { node: passage, dense_prior: teleport, ..PassageTeleport::default() },
+    };
+    let changed_arcs = retrieval.overlay.iter().filter(|o| o.to == passage).cloned().collect();
     let mut ex = PassageExplanation {
         node: passage,
         passages: graph.passage_indices(passage).to_vec(),
         score,
-        teleport: retrieval.teleport.get(passage as usize).copied().unwrap_or(0.0),
+        teleport,
+        sources,
+        changed_arcs,
         seeds: Vec::new(),
         entities: Vec::new(),
         paths: Vec::new(),
@@ -349,6 +364,41 @@ pub fn explain(
     ex.seeds
         .sort_by(|a, b| b.weight.partial_cmp(&a.weight).unwrap_or(Ordering::Equal).then(a.node.cmp(&b.node)));
     Ok(ex)
+}
+
+/// How one query's overlay changed the walk: arcs by cause (CatRAG §3 steps 3–5).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct OverlaySummary {
+    /// Context arcs strengthened by the key-fact boost.
+    pub boosted: usize,
+    /// Relation arcs demoted to Weak by coarse pruning.
+    pub pruned: usize,
+    /// Relation arcs tiered Irrelevant (removed for this query).
+    pub irrelevant: usize,
+    /// Tiered Weak.
+    pub weak: usize,
+    /// Tiered High.
+    pub high: usize,
+    /// Tiered Direct.
+    pub direct: usize,
+}
+
+/// The arcs `retrieval`'s overlay changed, counted by cause.
+pub fn overlay_summary(retrieval: &Retrieval) -> OverlaySummary {
+    let mut s = OverlaySummary::default();
+    for o in &retrieval.overlay {
+        match o.cause {
+            OverlayCause::KeyFactBoost { .. } => s.boosted += 1,
+            OverlayCause::Pruned => s.pruned += 1,
+            OverlayCause::Tiered { tier } => match tier {
+                super::Tier::Irrelevant => s.irrelevant += 1,
+                super::Tier::Weak => s.weak += 1,
+                super::Tier::High => s.high += 1,
+                super::Tier::Direct => s.direct += 1,
+            },
+        }
+    }
+    s
 }
 
 /// The hubs: the `⌈fraction · n⌉` nodes with the most arcs (ties: lower id), at least one node

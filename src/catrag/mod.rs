@@ -76,8 +76,8 @@ use crate::text::Mention;
 
 pub use anchor::{Anchor, MatchKind};
 pub use explain::{
-    explain, fact_cosine_quantiles, hub_nodes, mass_shares, top_entities, CosineQuantiles, ExplainConfig,
-    MassShares, PassageExplanation, PathEdge, PathNode, SeedPath,
+    explain, fact_cosine_quantiles, hub_nodes, mass_shares, overlay_summary, top_entities, CosineQuantiles,
+    ExplainConfig, MassShares, OverlaySummary, PassageExplanation, PathEdge, PathNode, SeedPath,
 };
 pub use seeds::ScoredFact;
 pub use endpoint::LlmTierer;
@@ -530,6 +530,12 @@ pub struct Retrieval {
     pub fallback: Option<Fallback>,
     /// Things worth telling the user (ε above 0.5, PPR not converged after the retry).
     pub warnings: Vec<String>,
+    /// Where the teleport vector's mass came from, by source (shares of its total; all 0 on a
+    /// fallback).
+    pub sources: TeleportSources,
+    /// The passage nodes that got teleport mass from a source other than the dense prior, with
+    /// their mass by source (shares of the teleport total), by passage node id.
+    pub passage_sources: Vec<PassageTeleport>,
     /// The score of every passage node, `[passage nodes]` in [`Graph::passage_nodes`] order:
     /// PPR mass, or the dense cosine on fallback.
     #[serde(skip)]
@@ -555,6 +561,86 @@ impl Retrieval {
         order.sort_by(|a, b| b.1.partial_cmp(&a.1).unwrap_or(Ordering::Equal).then(a.0.cmp(&b.0)));
         order.truncate(k);
         order
+    }
+}
+
+/// The teleport vector's mass by source, each a share of its total (they sum to 1 when the walk
+/// ran; all 0 on a fallback): what put mass where the walk starts (module docs, steps 1–2).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct TeleportSources {
+    /// Channel A: entities of the top facts.
+    pub fact_seeds: f64,
+    /// Channel B: anchored query mentions (symbolic anchoring, ε).
+    pub anchors: f64,
+    /// The dense passage prior (HippoRAG 2's `passage_node_weight` × min–max dense score).
+    pub dense_prior: f64,
+    /// The lexical (BM25) passage prior.
+    pub lexical_prior: f64,
+    /// Title bridges, bridges of bridges included.
+    pub title_bridges: f64,
+    /// Passages titled by a name in the query.
+    pub query_titles: f64,
+    /// The query-residual prior.
+    pub residual: f64,
+}
+
+/// One passage node's own teleport mass by source, each a share of the teleport total.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct PassageTeleport {
+    /// The passage node.
+    pub node: u32,
+    /// From the dense prior.
+    pub dense_prior: f64,
+    /// From the lexical prior.
+    pub lexical_prior: f64,
+    /// From a title bridge (or a bridge of a bridge).
+    pub title_bridges: f64,
+    /// From a name in the query titling it.
+    pub query_titles: f64,
+    /// From the query-residual prior.
+    pub residual: f64,
+}
+
+/// The passage weights of each teleport source, `[passage nodes]` each (empty: the source was off).
+#[derive(Debug, Default)]
+struct SourceWeights {
+    lexical: Vec<f64>,
+    bridges: Vec<f64>,
+    query_titles: Vec<f64>,
+    residual: Vec<f64>,
+}
+
+impl SourceWeights {
+    /// The shares of the teleport total (`total`) by source, and per passage node with a source
+    /// other than the dense prior.
+    fn shares(&self, graph: &Graph, dense: &[f64], seeds: &[Seed], total: f64) -> (TeleportSources, Vec<PassageTeleport>) {
+        let at = |v: &[f64], i: usize| v.get(i).copied().unwrap_or(0.0) / total;
+        let sum = |v: &[f64]| v.iter().sum::<f64>() / total;
+        let sources = TeleportSources {
+            fact_seeds: seeds.iter().map(|s| s.facts_weight).sum::<f64>() / total,
+            anchors: seeds.iter().map(|s| s.anchor_weight).sum::<f64>() / total,
+            dense_prior: sum(dense),
+            lexical_prior: sum(&self.lexical),
+            title_bridges: sum(&self.bridges),
+            query_titles: sum(&self.query_titles),
+            residual: sum(&self.residual),
+        };
+        let mut per = Vec::new();
+        for (i, &node) in graph.passage_nodes().iter().enumerate() {
+            let p = PassageTeleport {
+                node,
+                dense_prior: at(dense, i),
+                lexical_prior: at(&self.lexical, i),
+                title_bridges: at(&self.bridges, i),
+                query_titles: at(&self.query_titles, i),
+                residual: at(&self.residual, i),
+            };
+            if p.lexical_prior + p.title_bridges + p.query_titles + p.residual > 0.0 {
+                per.push(p);
+            }
+        }
+        per.sort_by_key(|p| p.node);
+        (sources, per)
     }
 }
 
@@ -622,6 +708,22 @@ impl PreparedQuery {
             return Vec::new();
         }
         self.hoods.iter().filter(|h| !h.kept.is_empty()).map(|h| (h.seed, h.kept.as_slice())).collect()
+    }
+
+    /// The tiered seeds (the top [`CatragConfig::tier_seeds`] by teleport weight, whose edges
+    /// are pruned and tiered), in seed order; empty for HippoRAG and on a fallback.
+    pub fn tiered_seeds(&self) -> Vec<u32> {
+        if self.fallback.is_some() {
+            return Vec::new();
+        }
+        self.hoods.iter().map(|h| h.seed).collect()
+    }
+
+    /// The arcs reweighted so far (the key-fact boost), for the evaluation's ceilings only
+    /// (`crate::eval::Oracle`): they replace a mechanism's arcs with the gold chain's. No
+    /// product path calls it.
+    pub(crate) fn overlay_mut(&mut self) -> &mut Vec<OverlayArc> {
+        &mut self.retrieval.overlay
     }
 
     /// The batches as [`TierRequest`]s over `graph` (the graph it was prepared on).
@@ -727,6 +829,9 @@ impl Retriever {
             config.dense_top_n,
             config.passage_node_weight,
         )?;
+        let dense_weights = passage_weights.clone();
+        // Each passage source's weights, kept apart for the explanation (teleport by source).
+        let mut by_source = SourceWeights::default();
         if !config.no_lexical {
             let lexical = seeds::lexical_passage_weights(
                 graph,
@@ -734,9 +839,10 @@ impl Retriever {
                 config.lexical_top_n,
                 config.lexical_passage_weight,
             )?;
-            for (w, l) in passage_weights.iter_mut().zip(lexical) {
+            for (w, &l) in passage_weights.iter_mut().zip(&lexical) {
                 *w += l;
             }
+            by_source.lexical = lexical;
         }
         let bridges_on = !(config.no_bridge || config.bridge_weight == 0.0);
         let query_titles_on = !(config.no_query_title || config.query_title_weight == 0.0);
@@ -766,9 +872,10 @@ impl Retriever {
             if let Some(top) = top {
                 let residual =
                     seeds::residual_passage_weights(graph, vectors, top, config.residual_top_n, config.residual_weight)?;
-                for (w, x) in passage_weights.iter_mut().zip(residual) {
+                for (w, &x) in passage_weights.iter_mut().zip(&residual) {
                     *w += x;
                 }
+                by_source.residual = residual;
             }
         }
         if let (true, Some(titles)) = (titles_on, input.titles) {
@@ -812,13 +919,25 @@ impl Retriever {
                     config.bridge_specificity,
                     config.bridge_split_title,
                 );
-                for (b, x) in bridged.iter_mut().zip(named) {
-                    *b = b.max(x);
+                // A passage keeps the larger of its bridge and query-title weights, and that
+                // source is credited with it.
+                let mut titled = vec![0.0; bridged.len()];
+                for ((b, t), x) in bridged.iter_mut().zip(titled.iter_mut()).zip(named) {
+                    if x > *b {
+                        *t = x;
+                        *b = 0.0;
+                    }
                 }
+                by_source.query_titles = titled;
             }
-            for (w, b) in passage_weights.iter_mut().zip(bridged) {
-                *w += b;
+            for ((w, &b), &t) in passage_weights
+                .iter_mut()
+                .zip(&bridged)
+                .zip(by_source.query_titles.iter().chain(std::iter::repeat(&0.0)))
+            {
+                *w += b + t;
             }
+            by_source.bridges = bridged;
         }
         let mut seed_list: Vec<Seed> = seeds::entity_weights(graph, &facts, config.seed_top_k)
             .into_iter()
@@ -882,6 +1001,8 @@ impl Retriever {
             floored: false,
             fallback: None,
             warnings: if catrag { config.warnings() } else { Vec::new() },
+            sources: TeleportSources::default(),
+            passage_sources: Vec::new(),
             passage_scores: Vec::new(),
             node_scores: Vec::new(),
             teleport: Vec::new(),
@@ -926,6 +1047,9 @@ impl Retriever {
         for s in &mut out.seeds {
             s.share = s.weight / total;
         }
+        let (sources, passage_sources) = by_source.shares(graph, &dense_weights, &out.seeds, total);
+        out.sources = sources;
+        out.passage_sources = passage_sources;
 
         // Steps 3–4: the boost and the pruning part of the overlay.
         if catrag {
@@ -1092,5 +1216,7 @@ fn dense_fallback(graph: &Graph, passage_scores: &[f32], mut out: Retrieval, why
     out.passage_scores = scores;
     out.fallback = Some(why);
     out.overlay.clear();
+    out.sources = TeleportSources::default();
+    out.passage_sources.clear();
     Ok(out)
 }

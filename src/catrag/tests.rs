@@ -710,7 +710,19 @@ fn title_bridges_by_hand() {
     for (u, want) in raw.iter().enumerate() {
         assert!(close(r.teleport[u], want / total, 1e-6), "teleport[{u}] = {} vs {}", r.teleport[u], want / total);
     }
-    let off = CatragConfig { no_bridge: true, ..cfg };
+    // The same teleport by source (total 3.325): fact seeds 1.75, dense prior 0.075, title
+    // bridges 1.5; per passage P0 bridge 1, P1 dense 0.05 + bridge 0.5 (P2: dense only, not
+    // listed).
+    let t = r.sources;
+    for (got, want) in [(t.fact_seeds, 1.75), (t.dense_prior, 0.075), (t.title_bridges, 1.5)] {
+        assert!(close(got, want / 3.325, 1e-6), "{got} vs {}", want / 3.325);
+    }
+    assert_eq!((t.anchors, t.lexical_prior, t.query_titles, t.residual), (0.0, 0.0, 0.0, 0.0));
+    assert_eq!(r.passage_sources.iter().map(|p| p.node).collect::<Vec<_>>(), [P0, P1]);
+    let p1 = r.passage_sources[1];
+    assert!(close(p1.dense_prior, 0.05 / 3.325, 1e-6) && close(p1.title_bridges, 0.5 / 3.325, 1e-6));
+    assert!(close(r.passage_sources[0].title_bridges, 1.0 / 3.325, 1e-6));
+    let off = CatragConfig { no_bridge: true, ..cfg.clone() };
     let r = Retriever::new().retrieve(&g, GraphMethod::HippoRag, &input, &e, &tierer, &off).unwrap();
     assert!(close(r.teleport[P0 as usize], 0.0, 1e-12));
     assert!(close(r.teleport[P1 as usize], 0.05 / 1.825, 1e-6));

@@ -28,8 +28,8 @@ use serde::Serialize;
 
 use crate::cage::Reranked;
 use crate::catrag::{
-    explain, top_entities, EdgeTierer, EmbeddingSimilarityTierer, ExplainConfig, Fallback, GraphMethod,
-    PassageExplanation, PathNode, PreparedQuery, QueryInput, Retrieval, Retriever,
+    explain, overlay_summary, top_entities, EdgeTierer, EmbeddingSimilarityTierer, ExplainConfig, Fallback, GraphMethod,
+    OverlaySummary, PassageExplanation, PathNode, PreparedQuery, QueryInput, Retrieval, Retriever,
 };
 use crate::corpus::Corpus;
 use crate::error::{Error, Result};
@@ -234,6 +234,8 @@ pub struct SearchExplanation {
     pub retrieval: Retrieval,
     /// The entities with the most PPR mass in the whole graph.
     pub top_entities: Vec<PathNode>,
+    /// The arcs this query's overlay changed, by cause (boost, pruning, tiers).
+    pub changes: OverlaySummary,
     /// One explanation per hit, in hit order.
     pub passages: Vec<PassageExplanation>,
 }
@@ -481,17 +483,31 @@ impl Index {
             GraphPrep::Done(hits, retrieval) => return Ok((hits, retrieval)),
             GraphPrep::Prepared(prepared, query_is_zero) => (prepared, query_is_zero),
         };
+        let (tierer, answered) = self.tier_batches(&prepared, method)?;
+        self.graph_finish(prepared, k, query_is_zero, &tierer, answered)
+    }
+
+    /// The edge tiers of a prepared query's batches from the attached tierer (an LLM tierer
+    /// natively, else the offline embedding-similarity tierer): its name and one answer per
+    /// batch (`None`: the batch failed and is treated as Weak).
+    ///
+    /// # Errors
+    /// [`Error::MissingGraph`] when the index has no graph.
+    pub(crate) fn tier_batches(
+        &self,
+        prepared: &PreparedQuery,
+        method: Method,
+    ) -> Result<(String, Vec<Option<Vec<crate::catrag::Tier>>>)> {
         let kg = self.graph.as_ref().ok_or(Error::MissingGraph { method: method.name().to_string() })?;
         let fallback_tierer = EmbeddingSimilarityTierer { thresholds: self.config.catrag.similarity_tiers };
         let tierer: &dyn EdgeTierer = kg.tierer.as_deref().unwrap_or(&fallback_tierer);
         let requests = prepared.tier_requests(&kg.graph);
-        let answered: Vec<Option<Vec<crate::catrag::Tier>>> = if requests.is_empty() {
+        let answered = if requests.is_empty() {
             Vec::new()
         } else {
             tierer.tier_all(&requests).into_iter().map(Result::ok).collect()
         };
-        drop(requests);
-        self.graph_finish(prepared, k, query_is_zero, tierer.name(), answered)
+        Ok((tierer.name().to_string(), answered))
     }
 
     /// The first half of a graph search: the "nothing matches" gate, the dense passage prior,
@@ -516,6 +532,8 @@ impl Index {
             floored: false,
             fallback,
             warnings: vec![warning.to_string()],
+            sources: Default::default(),
+            passage_sources: Vec::new(),
             passage_scores: kg
                 .graph
                 .passage_nodes()
@@ -806,6 +824,7 @@ impl Index {
             tierer: retrieval.tierer.clone(),
             hits: result.hits.clone(),
             top_entities: top_entities(graph, retrieval, config.top_entities),
+            changes: overlay_summary(retrieval),
             retrieval: retrieval.clone(),
             passages,
         })

@@ -57,6 +57,71 @@ export function multiplierColour(m) {
   return '#7f8c8d';
 }
 
+// Teleport sources, in drawing order: [field of retrieval.sources / pe.sources, label, colour].
+const SOURCES = [
+  ['fact_seeds', 'fact seeds', '#2e86c1'],
+  ['anchors', 'query entities (anchors)', '#8e44ad'],
+  ['dense_prior', 'dense prior', '#95a5a6'],
+  ['lexical_prior', 'lexical prior (BM25)', '#d4ac0d'],
+  ['title_bridges', 'title bridges', '#e67e22'],
+  ['query_titles', 'query titles', '#c0392b'],
+  ['residual', 'query residual', '#16a085'],
+];
+
+/** A stacked bar of `shares` (fields of SOURCES; the bar's full width is `total`). */
+function sourceBar(label, shares, total) {
+  const row = document.createElement('div');
+  row.className = 'explain-source-row';
+  const name = document.createElement('span');
+  name.className = 'explain-source-label';
+  name.textContent = label;
+  const bar = document.createElement('div');
+  bar.className = 'explain-source-bar';
+  const parts = [];
+  for (const [key, text, colour] of SOURCES) {
+    const x = shares[key] || 0;
+    if (!(x > 0) || !(total > 0)) continue;
+    const seg = document.createElement('span');
+    seg.style.width = `${(100 * x) / total}%`;
+    seg.style.background = colour;
+    seg.title = `${text}: ${(100 * x).toFixed(2)}% of the teleport vector`;
+    bar.append(seg);
+    parts.push(`${text} ${((100 * x) / total).toFixed(x / total < 0.1 ? 1 : 0)}%`);
+  }
+  const words = document.createElement('span');
+  words.className = 'explain-source-words';
+  words.textContent = parts.length ? parts.join(' · ') : 'none';
+  row.append(name, bar, words);
+  return row;
+}
+
+/**
+ * Where the walk started and what changed it, read from the search's trace: the teleport vector
+ * by source for the whole query and for this passage, and the arcs the key-fact boost, pruning
+ * and the edge tiers changed.
+ */
+function sourcesElement(explanation, pe) {
+  const r = explanation.retrieval || {};
+  const box = document.createElement('div');
+  box.className = 'explain-sources';
+  box.dataset.testid = 'explain-sources';
+  const all = r.sources || {};
+  const total = SOURCES.reduce((a, [k]) => a + (all[k] || 0), 0);
+  box.append(sourceBar('Walk starts (whole query)', all, total));
+  const own = pe.sources || {};
+  const ownTotal = SOURCES.reduce((a, [k]) => a + (own[k] || 0), 0);
+  box.append(sourceBar(`This passage's own start (${(100 * ownTotal).toFixed(1)}% of all)`, own, ownTotal));
+  const c = explanation.changes;
+  if (c) {
+    const p = document.createElement('p');
+    p.className = 'explain-changes';
+    const boosted = (pe.changed_arcs || []).length;
+    p.textContent = `Walk changed: ${c.boosted} arcs boosted by key facts${boosted ? ` (${boosted} into this passage)` : ''}, ${c.pruned} pruned; edge tiers (${explanation.tierer || 'none'}): ${c.direct} direct, ${c.high} high, ${c.weak} weak, ${c.irrelevant} cut.`;
+    box.append(p);
+  }
+  return box;
+}
+
 /**
  * "Why this passage?": the seeds, the entities and the passage on the best paths of the walk,
  * drawn left to right (seeds, then entities, then the passage); edge width by the walk's
@@ -86,10 +151,11 @@ export function explainElement(explanation, pe, hit) {
     d.append(p);
     return d;
   }
+  d.append(sourcesElement(explanation, pe));
   if (paths.length === 0) {
     const p = document.createElement('p');
     p.className = 'explain-none';
-    p.textContent = `No path of up to 3 steps from a seed reaches this passage; it ranks by its PPR mass (${pe.score.toPrecision(3)}), ${(100 * pe.teleport).toFixed(2)}% of it from its own dense teleport share.`;
+    p.textContent = `No path of up to 3 steps from a seed reaches this passage; it ranks by its PPR mass (${pe.score.toPrecision(3)}) and its own start mass (${(100 * pe.teleport).toFixed(2)}% of the teleport vector, above).`;
     d.append(p);
     return d;
   }

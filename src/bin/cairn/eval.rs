@@ -53,6 +53,18 @@ pub(crate) struct EvalArgs {
     /// Write every question's ranked passage ids (and its gold ids) to this JSON file.
     #[arg(long)]
     pub(crate) rankings: Option<PathBuf>,
+    /// Evaluation-only ceiling (catrag): edges on a gold chain are tiered Direct, the others as
+    /// the tierer says (the offline one, or --llm's). A --sweep line may set the ceilings with
+    /// `"oracle": {"tiers": true, "anchors": true, "boost": true}`.
+    #[arg(long)]
+    pub(crate) oracle_tiers: bool,
+    /// Evaluation-only ceiling (catrag): the gold passages' title entities are the anchor set.
+    #[arg(long)]
+    pub(crate) oracle_anchors: bool,
+    /// Evaluation-only ceiling (catrag): the key-fact boost strengthens exactly the context arcs
+    /// from the seed facts' entities to gold passages.
+    #[arg(long)]
+    pub(crate) oracle_boost: bool,
     #[command(flatten)]
     pub(crate) bm25: Bm25Args,
     #[command(flatten)]
@@ -75,6 +87,11 @@ pub(crate) fn parse_grid(spec: &str) -> CliResult<Vec<f32>> {
     }
     let n = ((end - start) / step + 1e-9).floor() as usize;
     Ok((0..=n).map(|i| (start + i as f64 * step) as f32).collect())
+}
+
+/// The evaluation-only ceilings asked for on the command line.
+fn oracle_flags(a: &EvalArgs) -> cairn::eval::Oracle {
+    cairn::eval::Oracle { tiers: a.oracle_tiers, anchors: a.oracle_anchors, boost: a.oracle_boost }
 }
 
 pub(crate) fn eval(a: EvalArgs) -> CliResult<()> {
@@ -134,15 +151,23 @@ pub(crate) fn eval(a: EvalArgs) -> CliResult<()> {
         let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
         let base = serde_json::to_value(&config.catrag).map_err(|e| e.to_string())?;
         let mut configs = Vec::new();
+        let mut oracles = Vec::new();
         for (i, line) in text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty()) {
             let over: serde_json::Value =
                 serde_json::from_str(line).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
             let mut merged = base.clone();
+            let mut oracle = oracle_flags(&a);
             if let (Some(m), Some(o)) = (merged.as_object_mut(), over.as_object()) {
                 for (k, v) in o {
+                    if k == "oracle" {
+                        oracle = serde_json::from_value(v.clone())
+                            .map_err(|e| format!("{}:{}: oracle: {e}", path.display(), i + 1))?;
+                        continue;
+                    }
                     m.insert(k.clone(), v.clone());
                 }
             }
+            oracles.push(oracle);
             let c: CatragConfig =
                 serde_json::from_value(merged).map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
             c.validate().map_err(|e| format!("{}:{}: {e}", path.display(), i + 1))?;
@@ -156,7 +181,7 @@ pub(crate) fn eval(a: EvalArgs) -> CliResult<()> {
             a.k,
             &config,
             &embedders,
-            EvalHooks::default(),
+            EvalHooks { oracle: oracles, ..EvalHooks::default() },
             &only,
         )
         .map_err(|e| e.to_string())?;
@@ -164,6 +189,9 @@ pub(crate) fn eval(a: EvalArgs) -> CliResult<()> {
             if a.json {
                 let mut v = report_json(r);
                 v["sweep"] = over.clone();
+                if a.diagnostics {
+                    v["diagnostics"] = json!(r.diagnostics);
+                }
                 outln!("{v}");
             } else {
                 outln!(
@@ -176,7 +204,8 @@ pub(crate) fn eval(a: EvalArgs) -> CliResult<()> {
     }
     let client = a.llm.client()?;
     if client.is_none() {
-        let hooks = EvalHooks { rankings: a.rankings.is_some(), ..EvalHooks::default() };
+        let hooks =
+            EvalHooks { rankings: a.rankings.is_some(), oracle: vec![oracle_flags(&a)], ..EvalHooks::default() };
         let report = evaluate_with(&dataset, setting, method, a.k, &config, &embedders, hooks)
             .map_err(|e| e.to_string())?;
         if let (Some(path), Some(r)) = (&a.rankings, &report.rankings) {
@@ -234,6 +263,7 @@ pub(crate) fn eval(a: EvalArgs) -> CliResult<()> {
         recognizer: (is_catrag && a.llm.llm_ner).then_some(&make_ner as _),
         openie: a.llm.llm_openie.then_some(&run_openie as _),
         rankings: false,
+        oracle: vec![oracle_flags(&a)],
     };
     let report = evaluate_with(&dataset, setting, method, a.k, &config, &embedders, hooks)
         .map_err(|e| e.to_string())?;
@@ -395,6 +425,26 @@ pub(crate) fn print_diagnostics(r: &Report) {
     );
     let q: Vec<String> = d.fact_cosines.iter().map(|(k, v)| format!("{k} {v:.3}")).collect();
     outln!("query-fact cosine quantiles (mean per query): {}", q.join(", "));
+    let t = &d.teleport_sources;
+    outln!(
+        "teleport by source (mean share): fact seeds {:.3}, anchors {:.3}, dense {:.3}, lexical {:.3}, title bridges {:.3}, query titles {:.3}, residual {:.3}",
+        t.fact_seeds, t.anchors, t.dense_prior, t.lexical_prior, t.title_bridges, t.query_titles, t.residual
+    );
+    outln!(
+        "gold title entities anchored {} of {}; boosted arcs into gold passages {}",
+        d.gold_title_entities_anchored, d.gold_title_entities, d.boosted_to_gold
+    );
+    let tiers = |m: &std::collections::BTreeMap<String, usize>| {
+        m.iter().map(|(t, n)| format!("{t} {n}")).collect::<Vec<_>>().join(", ")
+    };
+    outln!(
+        "tiered chain edges: {} (mean similarity {:.3}); other edges: {} (mean {:.3}); chain-edge AUC of the similarity {:.3}",
+        tiers(&d.chain_edge_tiers),
+        d.chain_edge_similarity,
+        tiers(&d.other_edge_tiers),
+        d.other_edge_similarity,
+        d.chain_edge_auc
+    );
 }
 
 pub(crate) fn report_json(r: &Report) -> serde_json::Value {

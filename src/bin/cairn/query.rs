@@ -146,10 +146,59 @@ pub(crate) fn explain_tree(index: &Index, query: &str, ex: &cairn::search::Searc
     if r.seeds.len() > shown {
         let _ = writeln!(o, "└─ … {} more", r.seeds.len() - shown);
     }
+    if r.fallback.is_none() {
+        let t = &r.sources;
+        let _ = writeln!(
+            o,
+            "teleport by source: fact seeds {:.1}%, anchors {:.1}%, dense prior {:.1}%, lexical prior {:.1}%, title bridges {:.1}%, query titles {:.1}%{}",
+            100.0 * t.fact_seeds,
+            100.0 * t.anchors,
+            100.0 * t.dense_prior,
+            100.0 * t.lexical_prior,
+            100.0 * t.title_bridges,
+            100.0 * t.query_titles,
+            if t.residual > 0.0 { format!(", residual {:.1}%", 100.0 * t.residual) } else { String::new() }
+        );
+        let c = &ex.changes;
+        let _ = writeln!(
+            o,
+            "walk changed: {} arcs boosted (key facts), {} pruned; tiers by {}: {} direct, {} high, {} weak, {} irrelevant",
+            c.boosted,
+            c.pruned,
+            ex.tierer.as_deref().unwrap_or("none"),
+            c.direct,
+            c.high,
+            c.weak,
+            c.irrelevant
+        );
+    }
     for (rank, (hit, pe)) in ex.hits.iter().zip(&ex.passages).enumerate() {
         let (id, title) =
             index.corpus().get(hit.passage).map_or(("?", ""), |p| (p.id.as_str(), p.title.as_str()));
         let _ = writeln!(o, "\n{}. {title} [{id}]  score {:.4}", rank + 1, hit.score);
+        if r.fallback.is_none() {
+            let t = &pe.sources;
+            let mut parts = Vec::new();
+            for (name, x) in [
+                ("dense prior", t.dense_prior),
+                ("lexical prior", t.lexical_prior),
+                ("title bridge", t.title_bridges),
+                ("query title", t.query_titles),
+                ("residual", t.residual),
+            ] {
+                if x > 0.0 {
+                    parts.push(format!("{name} {:.2}%", 100.0 * x));
+                }
+            }
+            let changed = pe.changed_arcs.len();
+            let _ = writeln!(
+                o,
+                "   own teleport {:.2}% ({}){}",
+                100.0 * pe.teleport,
+                if parts.is_empty() { "none".to_string() } else { parts.join(", ") },
+                if changed > 0 { format!("; {changed} arc(s) into it reweighted (key-fact boost)") } else { String::new() }
+            );
+        }
         if pe.paths.is_empty() {
             let _ = writeln!(
                 o,
