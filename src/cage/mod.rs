@@ -61,6 +61,9 @@ pub struct CageConfig {
     /// flag changes the encoder only when another default is loaded (`CAIRN_CAGE_MODEL`).
     pub graphcl: bool,
     /// How the hits are chosen from the fused scores (default [`CageSelection::Independent`]).
+    /// Not written when it is the default, so an index file's configuration section stays
+    /// byte for byte what it was before the option existed.
+    #[serde(skip_serializing_if = "CageSelection::is_independent")]
     pub selection: CageSelection,
 }
 
@@ -74,6 +77,13 @@ pub enum CageSelection {
     /// The evidence set chosen greedily: the next hit maximises relevance plus coherence with
     /// the hits already chosen ([`select_set`]).
     Set,
+}
+
+impl CageSelection {
+    /// Whether this is [`CageSelection::Independent`] (the default).
+    pub fn is_independent(&self) -> bool {
+        *self == CageSelection::Independent
+    }
 }
 
 /// The query-relevance term of CAGE's fusion.
