@@ -606,6 +606,12 @@ pub struct EvalHooks<'a> {
     /// Keep every question's ranked passage ids in [`Report::rankings`] (for reading which
     /// questions a method loses). Default false.
     pub rankings: bool,
+    /// CAGE methods, evaluation only: replace each candidate's coherence by its oracle coherence
+    /// against the question's gold passages' stored `Z` ([`crate::cage::oracle_coherence`]),
+    /// fused as the search fuses ([`crate::cage::rank_fused`] with the configured relevance and
+    /// α): the ceiling of what a perfect coherence signal could add to the first stage. Needs a
+    /// relevance that comes from the first stage (`first-stage` or `rank`). Default false.
+    pub oracle_coherence: bool,
     /// Ceilings of CatRAG's mechanisms ([`Oracle`]), one per configuration of the sweep in its
     /// order, or one for all of them; empty: none. `catrag` in the corpus or pool setting only.
     pub oracle: Vec<Oracle>,
@@ -1155,7 +1161,11 @@ pub fn evaluate_sweep(
                 graph_report = index.knowledge_graph().map(|g| g.report().clone());
             }
         }
-        let hits = found.hits;
+        let hits = if hooks.oracle_coherence && method.cage_first_stage().is_some() {
+            oracle_hits(index, &q.gold_ids, &found.trace.candidates, &config.cage, depth)?
+        } else {
+            found.hits
+        };
         let ranked: Vec<&str> =
             hits.iter().filter_map(|h| index.corpus().get(h.passage).map(|p| p.id.as_str())).collect();
         if let Some(answer) = hooks.answerer.as_mut() {
@@ -1205,6 +1215,9 @@ pub fn evaluate_sweep(
         label.push_str(f);
     }
     if method.cage_first_stage().is_some() {
+        if hooks.oracle_coherence {
+            label.push_str(" --oracle-coherence");
+        }
         for f in config.cage.ablations() {
             label.push(' ');
             label.push_str(f);
@@ -1214,6 +1227,10 @@ pub fn evaluate_sweep(
         }
         if config.cage.anchors != crate::cage::CageConfig::default().anchors {
             label.push_str(&format!(" anchors={}", config.cage.anchors));
+        }
+        if config.cage.selection != crate::cage::CageSelection::default() {
+            let name = serde_json::to_value(config.cage.selection).ok();
+            label.push_str(&format!(" selection={}", name.as_ref().and_then(|v| v.as_str()).unwrap_or("?")));
         }
         if config.cage.relevance != crate::cage::CageRelevance::default() {
             let name = serde_json::to_value(config.cage.relevance).ok();
@@ -1242,6 +1259,47 @@ pub fn evaluate_sweep(
     });
     }
     Ok(reports)
+}
+
+
+/// The top `depth` of a CAGE search's `candidates` (first-stage order, from the search's trace)
+/// reranked with oracle coherence ([`EvalHooks::oracle_coherence`]): evaluation only.
+///
+/// # Errors
+/// [`Error::Config`] for cosine relevance (it needs the query's vector, which the oracle does not
+/// recompute); [`Error::Model`]/[`Error::Config`] when the index has no stored `Z` for a row.
+fn oracle_hits(
+    index: &Index,
+    gold_ids: &[String],
+    candidates: &[crate::index::Hit],
+    cage: &crate::cage::CageConfig,
+    depth: usize,
+) -> Result<Vec<crate::index::Hit>> {
+    let z = index
+        .cage_embeddings()
+        .ok_or_else(|| Error::Config("the oracle coherence needs the index's stored graph embeddings".into()))?;
+    let scores: Vec<f32> = candidates.iter().map(|h| h.score).collect();
+    let relevance = cage.relevance.of_first_stage(&scores).ok_or_else(|| {
+        Error::Config("the oracle coherence needs first-stage or rank relevance, not cosine".into())
+    })?;
+    let mut rows: Vec<usize> = candidates.iter().map(|h| h.passage as usize).collect();
+    let mut gold = Vec::new();
+    for id in gold_ids {
+        if let Some(i) = index.corpus().index_of(id) {
+            let i = i as usize;
+            match rows.iter().position(|&r| r == i) {
+                Some(at) => gold.push(at),
+                None => {
+                    gold.push(rows.len());
+                    rows.push(i);
+                }
+            }
+        }
+    }
+    let cos = z.cosines(&rows)?;
+    let coh = crate::cage::oracle_coherence(&cos, candidates.len(), &gold);
+    let ranked = crate::cage::rank_fused(&relevance, &coh, cage.alpha)?;
+    Ok(ranked.iter().take(depth).map(|r| crate::index::Hit { passage: candidates[r.candidate].passage, score: r.score }).collect())
 }
 
 #[cfg(test)]

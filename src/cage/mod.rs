@@ -65,6 +65,30 @@ pub struct CageConfig {
     /// model (the bonding-trained one did not win on the folders it was not tuned on), so the
     /// flag changes the encoder only when another default is loaded (`CAIRN_CAGE_MODEL`).
     pub graphcl: bool,
+    /// How the hits are chosen from the fused scores (default [`CageSelection::Independent`]).
+    /// Not written when it is the default, so an index file's configuration section stays
+    /// byte for byte what it was before the option existed.
+    #[serde(skip_serializing_if = "CageSelection::is_independent")]
+    pub selection: CageSelection,
+}
+
+/// How CAGE chooses its hits. Serde names: `independent`, `set`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CageSelection {
+    /// Each candidate scored once against the anchors ([`coherence_from_cosines`]), sorted.
+    #[default]
+    Independent,
+    /// The evidence set chosen greedily: the next hit maximises relevance plus coherence with
+    /// the hits already chosen ([`select_set`]).
+    Set,
+}
+
+impl CageSelection {
+    /// Whether this is [`CageSelection::Independent`] (the default).
+    pub fn is_independent(&self) -> bool {
+        *self == CageSelection::Independent
+    }
 }
 
 /// The query-relevance term of CAGE's fusion.
@@ -114,6 +138,7 @@ impl Default for CageConfig {
             relevance: CageRelevance::FirstStage,
             anchors: 2,
             graphcl: false,
+            selection: CageSelection::Independent,
         }
     }
 }
@@ -515,11 +540,24 @@ pub fn rerank_cosines(relevance: &[f32], cos: &[f32], alpha: f32, anchors: usize
     if cos.len() != n * n {
         return Err(Error::Config(format!("expected a {n}×{n} cosine matrix, got {} values", cos.len())));
     }
+    let coh = coherence_from_cosines(cos, anchors);
+    rank_fused(relevance, &coh, alpha)
+}
+
+/// Fusion ([`fuse`]) and ranking given every candidate's raw coherence, whatever computed it:
+/// every candidate with its fused score, best first (ties by input position).
+///
+/// # Errors
+/// [`Error::Config`] when the lengths differ or α is outside [0, 1].
+pub fn rank_fused(relevance: &[f32], coh: &[f32], alpha: f32) -> Result<Vec<Reranked>> {
+    let n = relevance.len();
+    if coh.len() != n {
+        return Err(Error::Config(format!("{n} relevance scores but {} coherences", coh.len())));
+    }
     if !(0.0..=1.0).contains(&alpha) {
         return Err(Error::Config(format!("cage.alpha must be in [0, 1], got {alpha}")));
     }
-    let coh = coherence_from_cosines(cos, anchors);
-    let fused = fuse(alpha, relevance, &coh);
+    let fused = fuse(alpha, relevance, coh);
     let mut out: Vec<Reranked> = (0..n)
         .map(|i| Reranked { candidate: i, score: fused[i], relevance: relevance[i], coherence: coh[i] })
         .collect();
@@ -527,6 +565,74 @@ pub fn rerank_cosines(relevance: &[f32], cos: &[f32], alpha: f32, anchors: usize
         b.score.partial_cmp(&a.score).unwrap_or(std::cmp::Ordering::Equal).then(a.candidate.cmp(&b.candidate))
     });
     Ok(out)
+}
+
+/// CAGE's evidence-set selection (METHOD.md §4 reads coherence as a property of the assembled
+/// evidence set): candidates are chosen one at a time; the next is the remaining candidate with
+/// the largest `α·relevance(p) + (1 − α)·minmax(coh_S)(p)`, where `coh_S(p)` is the mean cosine
+/// of p's graph embedding with those of the candidates already chosen (the min–max runs over
+/// the candidates still remaining; the first choice, with nothing chosen, is the most relevant
+/// one). `cos` is the candidates' `n × n` cosine matrix (first-stage order). Returns every
+/// candidate in the order chosen, each with the score it was chosen by, its relevance and its
+/// raw `coh_S` at that step (0 for the first). Ties go to the earlier candidate. Cost O(n³)
+/// additions (8,000 at n = 20).
+///
+/// # Errors
+/// [`Error::Config`] when `cos` is not `relevance.len()²` values or α is outside [0, 1].
+pub fn select_set(relevance: &[f32], cos: &[f32], alpha: f32) -> Result<Vec<Reranked>> {
+    let n = relevance.len();
+    if cos.len() != n * n {
+        return Err(Error::Config(format!("expected a {n}×{n} cosine matrix, got {} values", cos.len())));
+    }
+    if !(0.0..=1.0).contains(&alpha) {
+        return Err(Error::Config(format!("cage.alpha must be in [0, 1], got {alpha}")));
+    }
+    let mut chosen: Vec<usize> = Vec::with_capacity(n);
+    let mut taken = vec![false; n];
+    let mut sum = vec![0.0f32; n];
+    let mut out = Vec::with_capacity(n);
+    while chosen.len() < n {
+        let remaining: Vec<usize> = (0..n).filter(|&p| !taken[p]).collect();
+        let coh: Vec<f32> = remaining
+            .iter()
+            .map(|&p| if chosen.is_empty() { 0.0 } else { sum[p] / chosen.len() as f32 })
+            .collect();
+        let fused = fuse(alpha, &remaining.iter().map(|&p| relevance[p]).collect::<Vec<_>>(), &coh);
+        let mut best = 0;
+        for i in 1..remaining.len() {
+            if fused[i] > fused[best] {
+                best = i;
+            }
+        }
+        let p = remaining[best];
+        out.push(Reranked { candidate: p, score: fused[best], relevance: relevance[p], coherence: coh[best] });
+        taken[p] = true;
+        chosen.push(p);
+        for q in 0..n {
+            sum[q] += cos[q * n + p];
+        }
+    }
+    Ok(out)
+}
+
+/// Oracle coherence, for the evaluation's ceiling only (never a search's): `cos` is the
+/// `m × m` cosine matrix of the stored `Z` of the `candidates` first-stage candidates (rows
+/// `0..candidates`, first-stage order) followed by any gold passages that are not candidates;
+/// `gold` lists the rows (any of the `m`) that are gold passages. Candidate p's coherence is
+/// `mean_{g ∈ gold, g ≠ p} cos(Z_p, Z_g)`: how a perfect bonding signal would score it against
+/// the true evidence set. A candidate with no other gold row has 0.
+pub fn oracle_coherence(cos: &[f32], candidates: usize, gold: &[usize]) -> Vec<f32> {
+    let m = (cos.len() as f64).sqrt() as usize;
+    (0..candidates.min(m))
+        .map(|p| {
+            let others: Vec<usize> = gold.iter().copied().filter(|&g| g != p && g < m).collect();
+            if others.is_empty() {
+                0.0
+            } else {
+                others.iter().map(|&g| cos[p * m + g]).sum::<f32>() / others.len() as f32
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -319,3 +319,65 @@ fn rank_relevance_is_scale_free_and_bounds_how_far_a_candidate_moves() {
     // The serde name of the mode.
     assert_eq!(serde_json::to_value(CageRelevance::Rank).unwrap(), serde_json::json!("rank"));
 }
+
+/// A symmetric `n × n` cosine matrix with 1 on the diagonal and `pairs` elsewhere (0 if unlisted).
+fn cos_matrix(n: usize, pairs: &[(usize, usize, f32)]) -> Vec<f32> {
+    let mut cos = vec![0.0f32; n * n];
+    for i in 0..n {
+        cos[i * n + i] = 1.0;
+    }
+    for &(p, q, c) in pairs {
+        cos[p * n + q] = c;
+        cos[q * n + p] = c;
+    }
+    cos
+}
+
+#[test]
+fn set_selection_scores_each_hit_against_those_chosen_before_it() {
+    // Relevance 1, .9, .8, 0; cos(0,2) = .9, cos(0,1) = cos(1,2) = .1, cos(0,3) = .5; α = .8.
+    let relevance = [1.0, 0.9, 0.8, 0.0];
+    let cos = cos_matrix(4, &[(0, 2, 0.9), (0, 1, 0.1), (1, 2, 0.1), (0, 3, 0.5)]);
+    let out = select_set(&relevance, &cos, 0.8).unwrap();
+    // Step 1: nothing chosen, coherence 0 → the most relevant, 0 (score .8).
+    // Step 2: coh with {0} = [.1, .9, .5] for 1, 2, 3 → minmax [0, 1, .5] → .72, .84, .1 → 2.
+    // Step 3: coh with {0, 2} = [.1, .25] for 1, 3 → minmax [0, 1] → .72, .2 → 1.
+    // Step 4: 3 alone: coh (.5 + 0 + 0)/3, minmax of one value 0 → score 0.
+    let order: Vec<usize> = out.iter().map(|r| r.candidate).collect();
+    assert_eq!(order, [0, 2, 1, 3]);
+    let want = [(0.8, 0.0), (0.84, 0.9), (0.72, 0.1), (0.0, 0.5 / 3.0)];
+    for (r, (score, coh)) in out.iter().zip(want) {
+        assert!((r.score - score).abs() < 1e-6 && (r.coherence - coh).abs() < 1e-6, "{r:?}");
+    }
+    assert_eq!(out[1].relevance, 0.8);
+    // Independent scoring with anchors 2 ranks 2 first instead (coh [.1, .1, .5, .25]).
+    let independent: Vec<usize> =
+        rerank_cosines(&relevance, &cos, 0.8, 2).unwrap().iter().map(|r| r.candidate).collect();
+    assert_eq!(independent, [2, 0, 1, 3]);
+    // α = 1 keeps the first stage's order; bad input is an error.
+    let same: Vec<usize> = select_set(&relevance, &cos, 1.0).unwrap().iter().map(|r| r.candidate).collect();
+    assert_eq!(same, [0, 1, 2, 3]);
+    assert!(select_set(&relevance, &cos[..9], 0.8).is_err());
+    assert!(select_set(&relevance, &cos, -0.1).is_err());
+    assert!(select_set(&[], &[], 0.8).unwrap().is_empty());
+}
+
+#[test]
+fn oracle_coherence_is_the_mean_cosine_with_the_other_gold_rows() {
+    // Rows: candidates 0, 1, 2, then a gold passage that is not a candidate (row 3).
+    // Gold rows: 0 and 3.
+    let cos = cos_matrix(4, &[(0, 3, 0.6), (1, 0, 0.2), (1, 3, 0.4), (2, 3, -0.2)]);
+    let coh = oracle_coherence(&cos, 3, &[0, 3]);
+    // 0: only the other gold, row 3 → .6; 1: (.2 + .4)/2 = .3; 2: (0 − .2)/2 = −.1.
+    for (x, w) in coh.iter().zip([0.6, 0.3, -0.1]) {
+        assert!((x - w).abs() < 1e-6, "{coh:?}");
+    }
+    assert_eq!(coh.len(), 3);
+    // A lone gold candidate has no other gold to bond with.
+    assert_eq!(oracle_coherence(&cos, 3, &[1]), [0.2, 0.0, 0.0]);
+    // Fused as the search fuses: relevance [1, .5, 0], α = .5 → coh minmax [1, .571, 0].
+    let ranked = rank_fused(&[1.0, 0.5, 0.0], &coh, 0.5).unwrap();
+    assert_eq!(ranked.iter().map(|r| r.candidate).collect::<Vec<_>>(), [0, 1, 2]);
+    assert!((ranked[1].score - (0.25 + 0.5 * 0.4 / 0.7)).abs() < 1e-6);
+    assert!(rank_fused(&[1.0], &coh, 0.5).is_err());
+}

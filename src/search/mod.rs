@@ -436,7 +436,13 @@ impl Index {
         };
         let rows: Vec<usize> = candidates.iter().map(|h| h.passage as usize).collect();
         let cos = z.cosines(&rows)?;
-        let reranked = crate::cage::rerank_cosines(&relevance, &cos, self.config.cage.alpha, self.config.cage.anchors)?;
+        let cage = &self.config.cage;
+        let reranked = match cage.selection {
+            crate::cage::CageSelection::Independent => {
+                crate::cage::rerank_cosines(&relevance, &cos, cage.alpha, cage.anchors)?
+            }
+            crate::cage::CageSelection::Set => crate::cage::select_set(&relevance, &cos, cage.alpha)?,
+        };
         let mut hits = Vec::with_capacity(k.min(reranked.len()));
         for r in reranked.into_iter().take(k) {
             hits.push(Hit { passage: candidates[r.candidate].passage, score: r.score });

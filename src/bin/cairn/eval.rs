@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use cairn::catrag::{CatragConfig, LlmTierer};
-use cairn::eval::{evaluate, evaluate_with, Dataset, EvalHooks, Report, Setting};
+use cairn::eval::{evaluate_with, Dataset, EvalHooks, Report, Setting};
 use cairn::index::Method;
 use cairn::llm::{LlmClient, LlmNer, LlmOpenIe};
 use clap::Args;
@@ -30,6 +30,11 @@ pub(crate) struct EvalArgs {
     pub(crate) grid: Option<String>,
     #[command(flatten)]
     pub(crate) cage: CageArgs,
+    /// CAGE methods, evaluation only: the oracle-coherence ceiling. Each candidate's coherence
+    /// is its mean cosine with the question's gold passages' stored graph embeddings (itself
+    /// excluded), fused with the first stage as the search fuses.
+    #[arg(long)]
+    pub(crate) oracle_coherence: bool,
     /// Cut-off for the extra Recall@k / FCR@k figures; max(k, 5) passages are retrieved.
     /// At least 1.
     #[arg(long, default_value_t = 5, value_parser = at_least_one)]
@@ -109,6 +114,9 @@ pub(crate) fn eval(a: EvalArgs) -> CliResult<()> {
         dataset.questions.truncate(n);
     }
     let embedders = load_embedders(method, &a.models)?;
+    if a.oracle_coherence && method.cage_first_stage().is_none() {
+        return Err(format!("--oracle-coherence is CAGE's ceiling: use a CAGE method, not {method}"));
+    }
     if let Some(spec) = &a.grid {
         if method.cage_first_stage().is_none() {
             return Err(format!("--grid tunes CAGE's alpha: use a CAGE method, not {method}"));
@@ -116,8 +124,9 @@ pub(crate) fn eval(a: EvalArgs) -> CliResult<()> {
         let mut rows = Vec::new();
         for alpha in parse_grid(spec)? {
             config.cage.alpha = alpha;
-            let r =
-                evaluate(&dataset, setting, method, a.k, &config, &embedders).map_err(|e| e.to_string())?;
+            let hooks = EvalHooks { oracle_coherence: a.oracle_coherence, ..EvalHooks::default() };
+            let r = evaluate_with(&dataset, setting, method, a.k, &config, &embedders, hooks)
+                .map_err(|e| e.to_string())?;
             if a.json {
                 let mut v = report_json(&r);
                 v["alpha"] = json!(alpha);
@@ -204,8 +213,12 @@ pub(crate) fn eval(a: EvalArgs) -> CliResult<()> {
     }
     let client = a.llm.client()?;
     if client.is_none() {
-        let hooks =
-            EvalHooks { rankings: a.rankings.is_some(), oracle: vec![oracle_flags(&a)], ..EvalHooks::default() };
+        let hooks = EvalHooks {
+            rankings: a.rankings.is_some(),
+            oracle: vec![oracle_flags(&a)],
+            oracle_coherence: a.oracle_coherence,
+            ..EvalHooks::default()
+        };
         let report = evaluate_with(&dataset, setting, method, a.k, &config, &embedders, hooks)
             .map_err(|e| e.to_string())?;
         if let (Some(path), Some(r)) = (&a.rankings, &report.rankings) {
@@ -264,6 +277,7 @@ pub(crate) fn eval(a: EvalArgs) -> CliResult<()> {
         openie: a.llm.llm_openie.then_some(&run_openie as _),
         rankings: false,
         oracle: vec![oracle_flags(&a)],
+        oracle_coherence: a.oracle_coherence,
     };
     let report = evaluate_with(&dataset, setting, method, a.k, &config, &embedders, hooks)
         .map_err(|e| e.to_string())?;

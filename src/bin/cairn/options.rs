@@ -152,6 +152,10 @@ pub(crate) struct CageArgs {
     /// CAGE ablation: the diversity-trained (GraphCL) R-GCN instead of the bonding-trained one.
     #[arg(long)]
     pub(crate) graphcl: bool,
+    /// CAGE's selection: `independent` (each candidate's coherence with the anchors) or `set`
+    /// (the evidence set chosen greedily, each hit by its coherence with those before it).
+    #[arg(long, value_name = "independent|set")]
+    pub(crate) cage_selection: Option<String>,
 }
 
 impl CageArgs {
@@ -175,6 +179,10 @@ impl CageArgs {
         if let Some(r) = &self.cage_relevance {
             c.relevance = serde_json::from_value(json!(r))
                 .map_err(|_| format!("--cage-relevance {r:?}: expected cosine, first-stage or rank"))?;
+        }
+        if let Some(r) = &self.cage_selection {
+            c.selection = serde_json::from_value(json!(r))
+                .map_err(|_| format!("--cage-selection {r:?}: expected independent or set"))?;
         }
         c.validate().map_err(|e| e.to_string())?;
         Ok(c)
