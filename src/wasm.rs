@@ -889,6 +889,9 @@ struct CageHit<'a> {
     /// otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     weak: Option<&'static str>,
+    /// The rerank's own time in milliseconds (the same on every hit): relevance, coherence and
+    /// fusion after the first stage, whose time is the rest of the call's.
+    rerank_ms: Option<f64>,
 }
 
 fn cage_method(options: Option<SearchOptionsArg>) -> Result<(usize, Method), JsError> {
@@ -951,9 +954,10 @@ impl Engine {
 
     /// A CAGE search (`cage`, `bm25+cage` or `catrag+cage`; docs/method/spec.md §4): the first stage's top
     /// 20, coherence over their stored graph embeddings (no model runs), fusion with α, the top
-    /// `k`. Hits as `search`, plus `relevance`, `coherence` and, when the hits are weak (`cage`
-    /// answering a query none of whose words occurs in any passage), `weak` with the reason.
-    /// Throws when graph embeddings are missing (`cageMissing`).
+    /// `k`. Hits as `search`, plus `relevance`, `coherence`, `rerankMs` (the rerank's own time
+    /// after the first stage, in milliseconds, the same on every hit) and, when the hits are weak
+    /// (`cage` answering a query none of whose words occurs in any passage), `weak` with the
+    /// reason. Throws when graph embeddings are missing (`cageMissing`).
     #[wasm_bindgen(js_name = cageSearch)]
     pub fn cage_search(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
         let (k, method) = cage_method(options)?;
@@ -971,6 +975,7 @@ impl Engine {
                     relevance: r.relevance,
                     coherence: r.coherence,
                     weak: found.trace.weak,
+                    rerank_ms: found.trace.rerank_ms,
                 })
             })
             .collect();

@@ -189,13 +189,23 @@ impl super::Index {
     }
 }
 
-/// Milliseconds on the index's one clock (the step times of [`GraphBuildReport`] and of
-/// `LoadNotes::phases_ms`): natively since the first call (monotonic), in wasm JavaScript's
-/// `Date.now()` (whole milliseconds).
-pub(super) fn now_ms() -> f64 {
+/// Milliseconds on the index's one clock (the step times of [`GraphBuildReport`], of
+/// `LoadNotes::phases_ms` and of a CAGE search's rerank): natively since the first call
+/// (monotonic), in wasm JavaScript's `performance.now()` (fractions of a millisecond, in a page,
+/// a worker and Node), or `Date.now()` (whole milliseconds) where there is no `performance`.
+pub(crate) fn now_ms() -> f64 {
     #[cfg(target_arch = "wasm32")]
     {
-        js_sys::Date::now()
+        use wasm_bindgen::JsCast;
+        let global = js_sys::global();
+        js_sys::Reflect::get(&global, &"performance".into())
+            .ok()
+            .filter(|p| p.is_object())
+            .and_then(|perf| {
+                let now = js_sys::Reflect::get(&perf, &"now".into()).ok()?.dyn_into::<js_sys::Function>().ok()?;
+                now.call0(&perf).ok()?.as_f64()
+            })
+            .unwrap_or_else(js_sys::Date::now)
     }
     #[cfg(not(target_arch = "wasm32"))]
     {

@@ -156,6 +156,10 @@ pub struct Trace {
     /// meaning alone ([`Method::ranks_by_meaning_alone`]) whose query matches nothing
     /// ([`Index::nothing_matches`]; every other method then returns no hit). `None` otherwise.
     pub weak: Option<&'static str>,
+    /// A CAGE method's own time after its first stage, in milliseconds: the candidates'
+    /// relevance, coherence over their stored graph embeddings and the fusion (the first stage's
+    /// time is the rest of the search's). `None` for the other methods.
+    pub rerank_ms: Option<f64>,
 }
 
 /// One query's result: the ranked hits and the [`Trace`] of how they were found.
@@ -423,6 +427,7 @@ impl Index {
         } else {
             self.first_stage(ctx, self.config.cage.candidates, first, trace)?
         };
+        let rerank_start = crate::index::knowledge::now_ms();
         let scores: Vec<f32> = candidates.iter().map(|h| h.score).collect();
         let relevance: Vec<f32> = match self.config.cage.relevance.of_first_stage(&scores) {
             Some(r) => r,
@@ -449,6 +454,7 @@ impl Index {
             trace.reranked.push(r);
         }
         trace.candidates = candidates;
+        trace.rerank_ms = Some((crate::index::knowledge::now_ms() - rerank_start).max(0.0));
         Ok(hits)
     }
 

@@ -12,7 +12,9 @@
 //     computation of every passage's Z (timed too); and the MuSiQue pool of
 //     tests/fixtures/cage/pool20.json.
 // (c) the page: choose CAGE on the demo corpus, search, see the coherence scores, open a result's
-//     passage graph and see an SVG with nodes and typed edges (screenshot).
+//     passage graph and see an SVG with nodes and typed edges (screenshot); for each CAGE method,
+//     the hint and the results line name its own first stage, and the results line gives the
+//     rerank's own time (the engine's) apart from the first stage's.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -193,6 +195,37 @@ test('(b) the time to rerank 20 candidates with the release wasm (median over 25
   assert.deepEqual(errors, []);
 });
 
+// Each CAGE method's first stage as the engine names it in a results line (Method::short_label),
+// and the names of the others, which its texts must not use.
+const FIRST_STAGE = { cage: 'dense', 'bm25+cage': 'BM25', 'catrag+cage': 'CatRAG' };
+
+/**
+ * The page's texts after a `method` search: the hint under the selector and the results line name
+ * its first stage (and no other); the results line gives the first stage's time and the rerank's
+ * own, which is a small part of the whole search's (the rerank compares 20 stored vectors).
+ */
+async function checkCageTexts(page, method) {
+  const first = FIRST_STAGE[method];
+  const hint = await page.textContent('#method-hint');
+  assert.match(hint, new RegExp(`the top 20 of ${first} are reranked`), `${method}: hint "${hint}"`);
+  const meta = await page.textContent('#results-meta');
+  const m = /^5 results in ([\d.]+) ms · (.+?) \((.+)\)$/.exec(meta);
+  assert.ok(m, `${method}: results line "${meta}"`);
+  const [, totalMs, short, detail] = m;
+  assert.equal(short, { cage: 'CAGE', 'bm25+cage': 'BM25 + CAGE', 'catrag+cage': 'CatRAG + CAGE' }[method]);
+  const d = /^(?:\d+ new passages embedded first, [\d.]+ ms; )?(.+)'s top 20 found in ([\d.]+) ms; 20 candidates reranked from stored graph embeddings in ([\d.]+) ms$/.exec(detail);
+  assert.ok(d, `${method}: CAGE detail "${detail}"`);
+  const [, named, firstMs, rerankMs] = d;
+  assert.equal(named, first, `${method}: the first stage named in "${detail}"`);
+  for (const other of Object.values(FIRST_STAGE).filter((x) => x !== first)) {
+    assert.ok(!new RegExp(`\\b${other}\\b`).test(hint.replace(/CatRAG \+ CAGE|BM25 \+ CAGE/g, '')), `${method}: hint names ${other}: "${hint}"`);
+  }
+  // the parts add up to at most the whole (rounded as shown), and the rerank is not the whole
+  assert.ok(Number(firstMs) + Number(rerankMs) <= Number(totalMs) * 1.05 + 0.1, `${method}: ${firstMs} + ${rerankMs} > ${totalMs}`);
+  assert.ok(Number(rerankMs) < Number(totalMs), `${method}: the rerank (${rerankMs} ms) is reported apart from the whole search (${totalMs} ms)`);
+  console.log(`page, ${method}: "${meta}"`);
+}
+
 test('(c) the page: CAGE on the demo corpus shows coherence scores and draws a passage graph', { timeout: 240_000 }, async (t) => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
   t.after(() => context.close());
@@ -216,6 +249,7 @@ test('(c) the page: CAGE on the demo corpus shows coherence scores and draws a p
     rows.map((r) => ({ relevance: Number(r.dataset.relevance), coherence: Number(r.dataset.coherence), score: Number(r.dataset.score), text: r.textContent })),
   );
   assert.equal(scores.length, 5, 'each of the 5 results should show its CAGE scores');
+  await checkCageTexts(page, 'cage');
   for (const s of scores) {
     assert.ok(Number.isFinite(s.coherence) && s.coherence >= -1 && s.coherence <= 1, `coherence ${s.coherence} should be a cosine`);
     assert.ok(Number.isFinite(s.relevance) && s.relevance >= 0 && s.relevance <= 1, `relevance ${s.relevance} should be a min-max normalised first-stage score`);
@@ -224,7 +258,6 @@ test('(c) the page: CAGE on the demo corpus shows coherence scores and draws a p
     assert.match(s.text, /coherence/);
   }
   for (let i = 1; i < scores.length; i += 1) assert.ok(scores[i - 1].score >= scores[i].score, 'results should be in fused-score order');
-  assert.match(await page.textContent('#results-meta'), /20 candidates reranked/);
 
   await page.click('[data-testid="cage-graph"] >> nth=0 >> summary');
   const svgSel = '[data-testid="cage-graph"] >> nth=0 >> [data-testid="cage-graph-svg"]';
@@ -255,7 +288,7 @@ test('(c) the page: CAGE on the demo corpus shows coherence scores and draws a p
     const rows = await page.$$eval('[data-testid="cage-scores"]', (rs) => rs.map((r) => Number(r.dataset.coherence)));
     assert.equal(rows.length, 5, `${method}: each result should show its CAGE scores`);
     assert.ok(rows.every((c) => Number.isFinite(c) && c >= -1 && c <= 1), `${method}: coherences ${rows}`);
-    assert.match(await page.textContent('#results-meta'), /20 candidates reranked/);
+    await checkCageTexts(page, method);
   }
   assert.deepEqual(errors, []);
 });

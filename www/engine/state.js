@@ -141,9 +141,9 @@ export function methodsInfo() {
 
 // The page's engine configuration. The graph methods keep the static table's dense passage
 // prior when MiniLM's vectors are attached for dense-minilm: the engine's transformer prior
-// (docs/method/graph.md §3) would embed every graph query with MiniLM too (one MiniLM call per
-// CatRAG or HippoRAG search), which in the page made those searches about 10× slower once
-// Dense (MiniLM) had been used, and changed their results without saying so.
+// (docs/method/graph.md §3) would embed every graph query with MiniLM too, which in the page
+// made CatRAG and HippoRAG searches about 10× slower once Dense (MiniLM) had been used, and
+// changed their results without saying so (`npm run bench:graph-after-minilm`).
 export const ENGINE_CONFIG = { catrag: { no_transformer_prior: true } };
 
 /**

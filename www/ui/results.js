@@ -52,7 +52,7 @@ export function renderResults({ id: searchId, hits, ms: took, method = defaultMe
   } else {
     el.resultsMeta.textContent = `${hits.length} ${hits.length === 1 ? 'result' : 'results'} in ${ms(took)} · ${methodInfo(method).short}`;
     if (weak) el.resultsMeta.textContent += ' · weak: no word of the query occurs in any passage; these are the closest passages by meaning alone and may not answer it';
-    if (cage) el.resultsMeta.textContent += ` (${cage.candidates} candidates reranked from stored graph embeddings in ${ms(cage.rerankMs)}${cage.embedded ? `; ${cage.embedded} new passages embedded first, ${ms(cage.embedMs)}` : ''})`;
+    if (cage) el.resultsMeta.textContent += ` (${cageText(cage)})`;
   }
 
   el.questionInfo.hidden = !question;
@@ -67,6 +67,18 @@ export function renderResults({ id: searchId, hits, ms: took, method = defaultMe
     g.textContent = `${found} of ${gold.size} gold passages in the top ${hits.length || Number(el.k.value)}`;
     el.questionInfo.append(a, b, g);
   }
+}
+
+/**
+ * What a CAGE search did, in the order it ran: the first stage and its time, then the rerank's
+ * own time (from the engine), and the graph embeddings computed first for passages added since.
+ */
+export function cageText({ candidates, firstStage, firstStageMs, rerankMs, embedded, embedMs }) {
+  const parts = [];
+  if (embedded) parts.push(`${embedded} new passages embedded first, ${ms(embedMs)}`);
+  parts.push(`${methodInfo(firstStage).short}'s top ${candidates} found in ${ms(firstStageMs)}`);
+  parts.push(`${candidates} candidates reranked from stored graph embeddings in ${ms(rerankMs)}`);
+  return parts.join('; ');
 }
 
 /** A score as shown: BM25 with 2 decimals; cosines and RRF sums with 3 significant digits. */

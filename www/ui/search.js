@@ -210,8 +210,9 @@ export function initSearch() {
   });
   el.method.addEventListener('change', () => {
     const method = el.method.value;
+    // the hint under the selector describes the chosen method, whatever happens next
+    render();
     if (state.lastSearch) runSearch(state.lastSearch.query, state.lastSearch.question);
     else if (!state.available.includes(method) && embedderFor(method)) loadEmbedder(embedderFor(method), null);
-    else render();
   });
 }
