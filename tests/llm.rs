@@ -101,7 +101,11 @@ fn config(route: &str) -> LlmConfig {
 }
 
 fn hi() -> ChatRequest {
-    ChatRequest { messages: vec![ChatMessage::user("hello there\nsecond line")], max_tokens: None, response_format: None }
+    ChatRequest {
+        messages: vec![ChatMessage::user("hello there\nsecond line")],
+        max_tokens: None,
+        response_format: None,
+    }
 }
 
 /// The fault server's per-route call count.

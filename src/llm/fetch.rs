@@ -18,7 +18,9 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Headers, Request, RequestInit, Response};
 
 use super::policy::Policy;
-use super::{message_of, parse_completion, refuses_format, request_body, ChatRequest, ChatResponse, LlmConfig};
+use super::{
+    message_of, parse_completion, refuses_format, request_body, ChatRequest, ChatResponse, LlmConfig,
+};
 use crate::error::{Error, Result};
 
 /// What the user can do when `fetch` fails without a status (CORS refusal or no server).

@@ -366,7 +366,11 @@ mod tests {
     #[test]
     fn body_and_completion_parsing() {
         let c = LlmConfig::new("http://x", "smol");
-        let r = ChatRequest { messages: vec![ChatMessage::user("hi")], max_tokens: Some(9999), ..Default::default() };
+        let r = ChatRequest {
+            messages: vec![ChatMessage::user("hi")],
+            max_tokens: Some(9999),
+            ..Default::default()
+        };
         let b = request_body(&c, &r);
         assert_eq!(b["model"], "smol");
         assert_eq!(b["temperature"], 0.0);

@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 
 use super::policy::Policy;
 use super::{
-    message_of, parse_completion, refuses_format, request_body, ChatRequest, ChatResponse, LlmClient, LlmConfig,
+    message_of, parse_completion, refuses_format, request_body, ChatRequest, ChatResponse, LlmClient,
+    LlmConfig,
 };
 use crate::error::{Error, Result};
 

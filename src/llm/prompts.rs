@@ -135,7 +135,11 @@ mod tests {
     use super::*;
 
     fn edge(t: &str) -> TierEdge {
-        TierEdge { target: t.into(), linking_facts: vec![format!("S founded {t}")], context: format!("{t} is a firm") }
+        TierEdge {
+            target: t.into(),
+            linking_facts: vec![format!("S founded {t}")],
+            context: format!("{t} is a firm"),
+        }
     }
 
     #[test]

@@ -22,7 +22,11 @@ fn client(route: &str, f: impl FnOnce(&mut LlmConfig)) -> FetchClient {
 }
 
 fn hi() -> ChatRequest {
-    ChatRequest { messages: vec![ChatMessage::user("hello there\nsecond line")], max_tokens: None, response_format: None }
+    ChatRequest {
+        messages: vec![ChatMessage::user("hello there\nsecond line")],
+        max_tokens: None,
+        response_format: None,
+    }
 }
 
 #[wasm_bindgen_test]
