@@ -171,8 +171,11 @@ impl LlmEndpoint {
         client.begin_query(None);
         wasm_bindgen_futures::future_to_promise(async move {
             let t0 = js_sys::Date::now();
-            let req =
-                ChatRequest { messages: vec![ChatMessage::user("Reply with OK.")], max_tokens: Some(4) };
+            let req = ChatRequest {
+                messages: vec![ChatMessage::user("Reply with OK.")],
+                max_tokens: Some(4),
+                response_format: None,
+            };
             let r = client.chat(&req).await.map_err(|e| JsValue::from(js_err(e)))?;
             let out = Connection {
                 model: client.config().model.clone(),

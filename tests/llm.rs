@@ -101,7 +101,11 @@ fn config(route: &str) -> LlmConfig {
 }
 
 fn hi() -> ChatRequest {
-    ChatRequest { messages: vec![ChatMessage::user("hello there\nsecond line")], max_tokens: None }
+    ChatRequest {
+        messages: vec![ChatMessage::user("hello there\nsecond line")],
+        max_tokens: None,
+        response_format: None,
+    }
 }
 
 /// The fault server's per-route call count.
@@ -295,6 +299,38 @@ fn refusals_are_not_retried_and_errors_have_one_prefix() {
 }
 
 #[test]
+fn the_tier_schema_is_sent_and_a_server_refusing_it_is_asked_without_it() {
+    let _g = serial();
+    let edge = |t: &str| prompts::TierEdge {
+        target: t.into(),
+        linking_facts: vec![format!("S knows {t}")],
+        context: format!("{t} is a place"),
+    };
+    let req = prompts::tier_prompt("Where?", "S", &[edge("A"), edge("B")]);
+    // The request carries OpenAI's response_format with exactly e1 and e2, each one of four tiers.
+    let sent = HttpClient::new(config("format")).unwrap().chat(&req).unwrap().content;
+    let v: serde_json::Value = serde_json::from_str(&sent).unwrap();
+    assert_eq!(v["type"], "json_schema");
+    assert_eq!(v["json_schema"]["schema"]["required"], serde_json::json!(["e1", "e2"]));
+    assert_eq!(
+        v["json_schema"]["schema"]["properties"]["e2"]["enum"],
+        serde_json::json!(["irrelevant", "weak", "high", "direct"])
+    );
+    assert_eq!(HttpClient::new(config("format")).unwrap().chat(&hi()).unwrap().content, "null");
+    // A server answering 400 to the field gets the same request once more without it.
+    let before = calls("noformat");
+    let r = HttpClient::new(config("noformat")).unwrap().chat(&req).unwrap();
+    assert_eq!(calls("noformat") - before, 2);
+    assert_eq!(r.attempts, 2);
+    assert_eq!(parse::parse_tiers(&r.content, 2), vec![Some(parse::TierLabel::High); 2]);
+    // Without retries left the refusal is the error (nothing is sent twice).
+    let mut c = config("noformat");
+    c.retries = 0;
+    let e = HttpClient::new(c).unwrap().chat(&req).unwrap_err().to_string();
+    assert!(e.contains("HTTP 400"), "{e}");
+}
+
+#[test]
 fn reasoning_blocks_do_not_become_tiers() {
     let _g = serial();
     // The draft inside <think> rates every edge irrelevant; the final answer rates them high.
@@ -364,6 +400,7 @@ fn real_smollm2_answers_and_tiers() {
         .chat(&ChatRequest {
             messages: vec![ChatMessage::user("What is the capital of France?")],
             max_tokens: Some(16),
+            response_format: None,
         })
         .unwrap();
     assert!(!r.content.trim().is_empty());

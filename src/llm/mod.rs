@@ -205,13 +205,34 @@ impl ChatMessage {
     }
 }
 
-/// One request: the messages and an optional tighter token cap (else [`LlmConfig::max_tokens`]).
-#[derive(Debug, Clone, PartialEq)]
+/// One request: the messages, an optional tighter token cap (else [`LlmConfig::max_tokens`]) and
+/// an optional constraint on the answer's form.
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ChatRequest {
     /// The conversation.
     pub messages: Vec<ChatMessage>,
     /// Cap on generated tokens; `None`: the configuration's.
     pub max_tokens: Option<u32>,
+    /// OpenAI's `response_format` object, for example `{"type": "json_schema", "json_schema":
+    /// {"name": …, "schema": {…}}}` (llama.cpp's server turns the schema into a grammar that
+    /// the answer must follow). Only a hint: a server that ignores it answers unconstrained (the
+    /// parsers stay tolerant), and one that refuses it (HTTP 400 or 422) is asked again at once
+    /// without it, using one of the request's retries. `None`: no constraint.
+    pub response_format: Option<serde_json::Value>,
+}
+
+impl ChatRequest {
+    /// The same request without its [`ChatRequest::response_format`].
+    pub fn without_format(&self) -> ChatRequest {
+        ChatRequest { response_format: None, ..self.clone() }
+    }
+}
+
+/// Whether an HTTP status refusing a request that carried a `response_format` is worth one
+/// more try without it (400 Bad Request, 422 Unprocessable Entity: servers that do not know the
+/// field or its `json_schema` type answer so).
+pub(crate) fn refuses_format(status: u16) -> bool {
+    status == 400 || status == 422
 }
 
 /// The endpoint's answer.
@@ -265,13 +286,17 @@ pub(crate) fn message_of(e: Error) -> String {
 
 /// The JSON body of `request` under `config` (shared by every transport).
 pub fn request_body(config: &LlmConfig, request: &ChatRequest) -> serde_json::Value {
-    serde_json::json!({
+    let mut body = serde_json::json!({
         "model": config.model,
         "messages": request.messages,
         "temperature": config.temperature,
         "max_tokens": request.max_tokens.unwrap_or(config.max_tokens).min(config.max_tokens),
         "stream": false,
-    })
+    });
+    if let (Some(f), Some(o)) = (&request.response_format, body.as_object_mut()) {
+        o.insert("response_format".into(), f.clone());
+    }
+    body
 }
 
 /// Read a chat-completions response body.
@@ -341,12 +366,22 @@ mod tests {
     #[test]
     fn body_and_completion_parsing() {
         let c = LlmConfig::new("http://x", "smol");
-        let r = ChatRequest { messages: vec![ChatMessage::user("hi")], max_tokens: Some(9999) };
+        let r = ChatRequest {
+            messages: vec![ChatMessage::user("hi")],
+            max_tokens: Some(9999),
+            ..Default::default()
+        };
         let b = request_body(&c, &r);
         assert_eq!(b["model"], "smol");
         assert_eq!(b["temperature"], 0.0);
         assert_eq!(b["max_tokens"], 256, "a request cannot exceed the configured cap");
         assert_eq!(b["messages"][0]["role"], "user");
+        assert!(b.get("response_format").is_none(), "no constraint unless the request has one");
+        let f = serde_json::json!({"type": "json_object"});
+        let constrained = ChatRequest { response_format: Some(f.clone()), ..r.clone() };
+        assert_eq!(request_body(&c, &constrained)["response_format"], f);
+        assert_eq!(request_body(&c, &constrained.without_format()), b);
+        assert!(refuses_format(400) && refuses_format(422) && !refuses_format(401) && !refuses_format(429));
         let ok = parse_completion(
             r#"{"choices":[{"finish_reason":"length","message":{"role":"assistant","content":"x"}}]}"#,
         )

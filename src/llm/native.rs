@@ -8,7 +8,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::policy::Policy;
-use super::{message_of, parse_completion, request_body, ChatRequest, ChatResponse, LlmClient, LlmConfig};
+use super::{
+    message_of, parse_completion, refuses_format, request_body, ChatRequest, ChatResponse, LlmClient,
+    LlmConfig,
+};
 use crate::error::{Error, Result};
 
 /// A blocking OpenAI-compatible client (native targets only; the page uses `fetch`).
@@ -36,6 +39,8 @@ enum Attempt {
     Done(ChatResponse),
     /// Worth another try, with the server's Retry-After (seconds) if it gave one.
     Retry(String, Option<u64>),
+    /// An HTTP 4xx other than 429: not worth the same request again.
+    Refused(u16, String),
     Fatal(String),
 }
 
@@ -106,7 +111,7 @@ impl HttpClient {
                 if code == 429 || code >= 500 {
                     Attempt::Retry(msg, retry_after)
                 } else {
-                    Attempt::Fatal(msg)
+                    Attempt::Refused(code, msg)
                 }
             }
             Err(ureq::Error::Transport(t)) => {
@@ -142,7 +147,8 @@ impl LlmClient for HttpClient {
     }
 
     fn chat(&self, request: &ChatRequest) -> Result<ChatResponse> {
-        let body = request_body(&self.config, request).to_string();
+        let mut body = request_body(&self.config, request).to_string();
+        let mut constrained = request.response_format.is_some();
         let permit = self.policy.permit(self.config.timeout_ms, self.now())?;
         let end = self.now() + permit.budget_ms as f64;
         let mut last = String::new();
@@ -162,7 +168,13 @@ impl LlmClient for HttpClient {
                     r.attempts = attempt + 1;
                     return Ok(r);
                 }
-                Attempt::Fatal(m) => {
+                Attempt::Refused(code, m) if constrained && refuses_format(code) => {
+                    // A server that does not take `response_format`: the same request without it.
+                    constrained = false;
+                    body = request_body(&self.config, &request.without_format()).to_string();
+                    last = m;
+                }
+                Attempt::Refused(_, m) | Attempt::Fatal(m) => {
                     self.policy.record(false, self.now());
                     return Err(Error::Llm(m));
                 }

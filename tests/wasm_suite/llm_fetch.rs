@@ -22,7 +22,11 @@ fn client(route: &str, f: impl FnOnce(&mut LlmConfig)) -> FetchClient {
 }
 
 fn hi() -> ChatRequest {
-    ChatRequest { messages: vec![ChatMessage::user("hello there\nsecond line")], max_tokens: None }
+    ChatRequest {
+        messages: vec![ChatMessage::user("hello there\nsecond line")],
+        max_tokens: None,
+        response_format: None,
+    }
 }
 
 #[wasm_bindgen_test]
@@ -145,6 +149,7 @@ async fn real_server_over_fetch() {
         .chat(&ChatRequest {
             messages: vec![ChatMessage::user("What is the capital of France?")],
             max_tokens: Some(12),
+            response_format: None,
         })
         .await
         .unwrap();
