@@ -567,7 +567,7 @@ pub fn rank_fused(relevance: &[f32], coh: &[f32], alpha: f32) -> Result<Vec<Rera
     Ok(out)
 }
 
-/// CAGE's evidence-set selection (METHOD.md §4 reads coherence as a property of the assembled
+/// CAGE's evidence-set selection (docs/method/spec.md §4 reads coherence as a property of the assembled
 /// evidence set): candidates are chosen one at a time; the next is the remaining candidate with
 /// the largest `α·relevance(p) + (1 − α)·minmax(coh_S)(p)`, where `coh_S(p)` is the mean cosine
 /// of p's graph embedding with those of the candidates already chosen (the min–max runs over
