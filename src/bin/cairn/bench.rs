@@ -32,9 +32,7 @@ pub(crate) struct BenchArgs {
 pub(crate) fn bench(a: BenchArgs) -> CliResult<()> {
     let method: Method = a.method.parse().map_err(|e: cairn::Error| e.to_string())?;
     let embedders = load_embedders(method, &a.models)?;
-    let mut config = a.bm25.config();
-    config.bm25.validate().map_err(|e| e.to_string())?;
-    config.catrag = a.catrag.config()?;
+    let config = index_config(&a.bm25, &a.catrag)?;
     let (dataset, parse_ms) = Dataset::load_timed(&a.data).map_err(|e| e.to_string())?;
     let n = dataset.corpus.len();
     let (queries, source): (Vec<String>, &str) = if dataset.questions.is_empty() {

@@ -102,9 +102,7 @@ fn oracle_flags(a: &EvalArgs) -> cairn::eval::Oracle {
 pub(crate) fn eval(a: EvalArgs) -> CliResult<()> {
     let method: Method = a.method.parse().map_err(|e: cairn::Error| e.to_string())?;
     let setting: Setting = a.setting.parse().map_err(|e: cairn::Error| e.to_string())?;
-    let mut config = a.bm25.config();
-    config.bm25.validate().map_err(|e| e.to_string())?;
-    config.catrag = a.catrag.config()?;
+    let mut config = index_config(&a.bm25, &a.catrag)?;
     if let Some(b) = a.llm.llm_budget {
         config.catrag.llm_call_budget = b;
     }

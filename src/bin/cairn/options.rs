@@ -56,6 +56,18 @@ impl Bm25Args {
     }
 }
 
+/// The index configuration a subcommand runs with: BM25's flags (validated) and the graph
+/// methods' settings with their ablations.
+///
+/// # Errors
+/// A one-line message when a BM25 parameter or the graph methods' configuration is invalid.
+pub(crate) fn index_config(bm25: &Bm25Args, catrag: &CatragArgs) -> CliResult<IndexConfig> {
+    let mut config = bm25.config();
+    config.bm25.validate().map_err(|e| e.to_string())?;
+    config.catrag = catrag.config()?;
+    Ok(config)
+}
+
 /// The graph methods' settings (docs/method/spec.md §3) and CatRAG's ablations.
 #[derive(Args)]
 pub(crate) struct CatragArgs {

@@ -45,8 +45,7 @@ pub(crate) fn query(a: QueryArgs) -> CliResult<()> {
     let method: Method = a.method.parse().map_err(|e: cairn::Error| e.to_string())?;
     let embedders = load_embedders(method, &a.models)?;
     let corpus = load_corpus(&a.data)?;
-    let mut config = a.bm25.config();
-    config.catrag = a.catrag.config()?;
+    let config = index_config(&a.bm25, &a.catrag)?;
     let index = build_index(corpus, &config, method, &embedders)?;
     let q = a.query.join(" ");
     if a.explain {
