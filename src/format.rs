@@ -67,7 +67,14 @@ pub const MAGIC: [u8; 8] = *b"CAIRNIDX";
 /// it holds one of them, so every other file is still version 3 and byte-equal to before (a
 /// Cairn that reads version 3 only then asks to be updated instead of calling the file
 /// corrupt).
-pub const FORMAT_VERSION: u32 = 4;
+///
+/// Version 5 adds the kinds of a static site's sharded keyword index
+/// ([`SectionKind::KeywordMeta`], [`SectionKind::Dictionary`], [`SectionKind::PostingShard`],
+/// [`SectionKind::Fragments`]), by the same rule.
+pub const FORMAT_VERSION: u32 = 5;
+
+/// The version of a file that holds version 4's kinds and none of version 5's.
+pub const SPLIT_FORMAT_VERSION: u32 = 4;
 
 /// The version of a file that holds none of version 4's section kinds.
 pub const BASE_FORMAT_VERSION: u32 = 3;
@@ -116,6 +123,16 @@ pub enum SectionKind {
     /// ([`crate::index::Bm25`]'s `write_to`: terms in sorted order, document frequencies,
     /// document gaps and term frequencies as streams of varints).
     Postings = 9,
+    /// A static site's sharded keyword index, its fixed part ([`crate::index::shards`]): the
+    /// shards' tag, BM25's parameters, every document's length and the tables that say which
+    /// shard holds which terms and documents.
+    KeywordMeta = 10,
+    /// One shard of the sorted vocabulary: terms and their document frequencies.
+    Dictionary = 11,
+    /// One shard of BM25's postings: a run of term ids with their documents and frequencies.
+    PostingShard = 12,
+    /// One shard of the passages: ids, titles and texts of a run of documents.
+    Fragments = 13,
 }
 
 impl SectionKind {
@@ -131,6 +148,10 @@ impl SectionKind {
             7 => Some(SectionKind::Passages),
             8 => Some(SectionKind::Texts),
             9 => Some(SectionKind::Postings),
+            10 => Some(SectionKind::KeywordMeta),
+            11 => Some(SectionKind::Dictionary),
+            12 => Some(SectionKind::PostingShard),
+            13 => Some(SectionKind::Fragments),
             _ => None,
         }
     }
@@ -147,6 +168,10 @@ impl SectionKind {
             SectionKind::Passages => "passages",
             SectionKind::Texts => "texts",
             SectionKind::Postings => "postings",
+            SectionKind::KeywordMeta => "keyword-meta",
+            SectionKind::Dictionary => "dictionary",
+            SectionKind::PostingShard => "posting-shard",
+            SectionKind::Fragments => "fragments",
         }
     }
 }
@@ -379,8 +404,11 @@ pub(crate) fn assemble(sections: &[(SectionKind, Vec<u8>)]) -> Result<Vec<u8>> {
     let total = table_end + 4 + sections.iter().map(|(_, b)| b.len()).sum::<usize>();
     let mut out = Vec::with_capacity(total);
     out.extend_from_slice(&MAGIC);
-    let version = if sections.iter().any(|(k, _)| (*k as u32) > SectionKind::CageZ as u32) {
+    let newest = sections.iter().map(|(k, _)| *k as u32).max().unwrap_or(0);
+    let version = if newest > SectionKind::Postings as u32 {
         FORMAT_VERSION
+    } else if newest > SectionKind::CageZ as u32 {
+        SPLIT_FORMAT_VERSION
     } else {
         BASE_FORMAT_VERSION
     };

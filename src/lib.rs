@@ -36,6 +36,7 @@ pub mod graph;
 pub mod index;
 pub mod llm;
 pub mod ppr;
+pub mod reader;
 pub mod search;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod site;

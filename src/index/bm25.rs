@@ -265,22 +265,8 @@ impl Bm25 {
         doc_len: Vec<u32>,
     ) -> Bm25 {
         let n = doc_len.len();
-        let nf = n as f64;
-        let idf = (0..terms.len())
-            .map(|i| {
-                let df = f64::from(offsets[i + 1] - offsets[i]);
-                (1.0 + (nf - df + 0.5) / (df + 0.5)).ln() as f32
-            })
-            .collect();
-        let total: u64 = doc_len.iter().map(|&l| u64::from(l)).sum();
-        let avgdl = if n == 0 { 0.0 } else { (total as f64 / nf) as f32 };
-        let norm = doc_len
-            .iter()
-            .map(|&l| {
-                let rel = if avgdl > 0.0 { l as f32 / avgdl } else { 0.0 };
-                config.k1 * (1.0 - config.b + config.b * rel)
-            })
-            .collect();
+        let idf = (0..terms.len()).map(|i| idf_of(offsets[i + 1] - offsets[i], n)).collect();
+        let (avgdl, norm) = length_norms(&doc_len, &config);
         let dict = FuzzyDict::new(terms.into_iter().enumerate().map(|(i, k)| (k, i as u32)));
         Bm25 { config, offsets, docs, tfs, idf, doc_len, norm, avgdl, dict }
     }
@@ -446,6 +432,14 @@ impl Bm25 {
         self.offsets[t as usize + 1] - self.offsets[t as usize]
     }
 
+    /// Term id `t`'s documents (ascending) and term frequencies; empty for an unknown id.
+    pub(crate) fn postings_of(&self, t: u32) -> (&[u32], &[u32]) {
+        match (self.offsets.get(t as usize), self.offsets.get(t as usize + 1)) {
+            (Some(&s), Some(&e)) => (&self.docs[s as usize..e as usize], &self.tfs[s as usize..e as usize]),
+            _ => (&[], &[]),
+        }
+    }
+
     /// The analysed term of id `t`.
     pub fn term(&self, t: u32) -> Option<&str> {
         self.dict.key_of(t)
@@ -471,88 +465,10 @@ impl Bm25 {
 
     /// Analyse `query` and find what each of its terms matches (config docs): the term itself,
     /// its near spellings when typos are on, and, when `prefix` is set, the completions of the
-    /// query's last word. Repeated terms make one group with a count.
+    /// query's last word. Repeated terms make one group with a count ([`expand_query`] over
+    /// this index's whole vocabulary).
     pub fn expand(&self, analyzer: &Analyzer, query: &str, prefix: bool) -> Vec<TermGroup> {
-        let cfg = &self.config;
-        let mut keys: Vec<String> = Vec::new();
-        let mut groups: Vec<TermGroup> = Vec::new();
-        let tokens = analyzer.tokens(query);
-        for tok in &tokens {
-            if let Some(i) = keys.iter().position(|k| *k == tok.term) {
-                groups[i].count += 1.0;
-                continue;
-            }
-            let mut variants: Vec<(u32, f32)> = Vec::new();
-            let exact = self.dict.get(&tok.term);
-            if let Some(t) = exact {
-                variants.push((t, 1.0));
-            }
-            let budget = cfg.typo_budget(tok.term.chars().count());
-            if budget > 0 && (exact.is_none() || cfg.typo_known_terms) {
-                let found = if cfg.typo_first_char {
-                    self.dict.fuzzy(&tok.term, budget)
-                } else {
-                    self.dict.fuzzy_same_first(&tok.term, budget)
-                };
-                let mut near: Vec<(u32, u32)> =
-                    found.into_iter().filter(|m| m.distance > 0).map(|m| (m.distance, m.id)).collect();
-                near.sort_unstable_by(|a, b| {
-                    a.0.cmp(&b.0).then(self.df(b.1).cmp(&self.df(a.1))).then(a.1.cmp(&b.1))
-                });
-                near.truncate(cfg.typo_max_terms as usize);
-                variants.extend(near.into_iter().map(|(d, t)| (t, cfg.typo_weight.powi(d as i32))));
-            }
-            keys.push(tok.term.clone());
-            groups.push(TermGroup { count: 1.0, variants });
-        }
-        if prefix {
-            if let Some(group) = self.completions(analyzer, query, &tokens) {
-                groups.push(group);
-            }
-        }
-        groups.retain(|g| !g.variants.is_empty());
-        groups
-    }
-
-    /// The completions of the query's last word (`None` when the query does not end in a word
-    /// or the word is shorter than `prefix_min_chars`). The word is looked up both as the
-    /// analyser's term (so it meets the index's normalisation) and lower-cased as typed (a stem
-    /// of a partial word is not always a prefix of the whole word's stem), excluding the term
-    /// itself, which the term's own group already matches.
-    fn completions(
-        &self,
-        analyzer: &Analyzer,
-        query: &str,
-        tokens: &[crate::text::Token],
-    ) -> Option<TermGroup> {
-        let cfg = &self.config;
-        let trimmed = query.trim_end();
-        if trimmed.len() != query.len() {
-            return None; // a space after the last word: the word is finished
-        }
-        let word = analyzer.words(query).last()?;
-        // `word` is a slice of `query`: its end offset is where it stands plus its length.
-        let word_end = (word.as_ptr() as usize).checked_sub(query.as_ptr() as usize)? + word.len();
-        if word_end != query.len() || word.chars().count() < cfg.prefix_min_chars as usize {
-            return None;
-        }
-        let own = tokens.last().filter(|t| t.end == query.len()).map(|t| t.term.as_str());
-        // Lower-cased and accent-folded the way the analyser folds index terms.
-        let lower = crate::text::fold::fold_diacritics(&word.to_lowercase()).into_owned();
-        let mut ids: Vec<u32> = Vec::new();
-        for p in [own, Some(lower.as_str())].into_iter().flatten() {
-            if p.chars().count() >= cfg.prefix_min_chars as usize {
-                ids.extend_from_slice(self.dict.prefixed(p));
-            }
-        }
-        let exact = own.and_then(|t| self.dict.get(t));
-        ids.sort_unstable();
-        ids.dedup();
-        ids.retain(|&t| Some(t) != exact);
-        ids.sort_unstable_by(|&a, &b| self.df(b).cmp(&self.df(a)).then(a.cmp(&b)));
-        ids.truncate(cfg.prefix_max_terms as usize);
-        let variants: Vec<(u32, f32)> = ids.into_iter().map(|t| (t, cfg.prefix_weight)).collect();
-        (!variants.is_empty()).then_some(TermGroup { count: 1.0, variants })
+        expand_query(self, analyzer, query, prefix)
     }
 
     /// Score every document that contains at least one query term (exact terms only).
@@ -566,46 +482,230 @@ impl Bm25 {
 
     /// Score every document that matches at least one group ([`Bm25::expand`]): the sum over
     /// groups of `count ×` the best `weight × idf × tf·(k1+1)/(tf + norm)` among the group's
-    /// variants present in the document. Pairs in no particular order.
+    /// variants present in the document ([`score_postings`]). Pairs in no particular order.
     pub fn score_groups(&self, groups: &[TermGroup]) -> Vec<Scored> {
-        let n = self.doc_len.len();
-        let mut acc = vec![0f32; n];
-        let mut seen = vec![false; n];
-        let mut touched: Vec<u32> = Vec::new();
-        let mut best = vec![0f32; if groups.iter().any(|g| g.variants.len() > 1) { n } else { 0 }];
-        let mut group_docs: Vec<u32> = Vec::new();
-        let k1p1 = self.config.k1 + 1.0;
-        for g in groups {
-            let single = g.variants.len() == 1;
-            for &(t, weight) in &g.variants {
-                let Some(&idf) = self.idf.get(t as usize) else { continue };
-                let w = weight * idf * if single { g.count } else { 1.0 };
-                let (s, e) = (self.offsets[t as usize] as usize, self.offsets[t as usize + 1] as usize);
-                for (&d, &tf) in self.docs[s..e].iter().zip(&self.tfs[s..e]) {
-                    let tf = tf as f32;
-                    let c = w * tf * k1p1 / (tf + self.norm[d as usize]);
-                    let d = d as usize;
-                    if !seen[d] {
-                        seen[d] = true;
-                        touched.push(d as u32);
-                    }
-                    if single {
-                        acc[d] += c;
-                    } else {
-                        if best[d] == 0.0 {
-                            group_docs.push(d as u32);
-                        }
-                        best[d] = best[d].max(c);
-                    }
-                }
+        score_postings(groups, &self.norm, self.config.k1, |t| {
+            let idf = *self.idf.get(t as usize)?;
+            let (s, e) = (self.offsets[t as usize] as usize, self.offsets[t as usize + 1] as usize);
+            Some((idf, &self.docs[s..e], &self.tfs[s..e]))
+        })
+    }
+}
+
+/// What query expansion ([`expand_query`]) reads of a vocabulary: the whole of it in [`Bm25`],
+/// the parts a query needs in a static site's keyword reader ([`crate::reader`]), which fetches
+/// them first (the parts are chosen so that every answer below equals the whole vocabulary's).
+pub(crate) trait Vocabulary {
+    /// The BM25 and query-side parameters.
+    fn config(&self) -> &Bm25Config;
+    /// The id of an analysed term, if it is in the vocabulary.
+    fn lookup(&self, term: &str) -> Option<u32>;
+    /// The document frequency of term id `t` (0 for an unknown id).
+    fn df_of(&self, t: u32) -> u32;
+    /// Ids of the terms that begin with `prefix`, in term order.
+    fn prefixed_ids(&self, prefix: &str) -> Vec<u32>;
+    /// The terms within `budget` edits of `term` ([`FuzzyDict::fuzzy`], or
+    /// [`FuzzyDict::fuzzy_same_first`] unless [`Bm25Config::typo_first_char`]).
+    fn near(&self, term: &str, budget: u32) -> Vec<super::fuzzy::FuzzyMatch>;
+}
+
+impl Vocabulary for Bm25 {
+    fn config(&self) -> &Bm25Config {
+        &self.config
+    }
+    fn lookup(&self, term: &str) -> Option<u32> {
+        self.dict.get(term)
+    }
+    fn df_of(&self, t: u32) -> u32 {
+        if (t as usize) < self.num_terms() {
+            self.df(t)
+        } else {
+            0
+        }
+    }
+    fn prefixed_ids(&self, prefix: &str) -> Vec<u32> {
+        self.dict.prefixed(prefix).to_vec()
+    }
+    fn near(&self, term: &str, budget: u32) -> Vec<super::fuzzy::FuzzyMatch> {
+        if self.config.typo_first_char {
+            self.dict.fuzzy(term, budget)
+        } else {
+            self.dict.fuzzy_same_first(term, budget)
+        }
+    }
+}
+
+/// The prefixes under which the query's last word is completed ([`expand_query`]): the
+/// analyser's term of the word (so it meets the index's normalisation) and the word lower-cased
+/// and accent-folded as typed (a stem of a partial word is not always a prefix of the whole
+/// word's stem), each only when it has `prefix_min_chars` characters; with the analyser's term
+/// of the last token, which the completions exclude. `None` when the query does not end in a
+/// word (a space after it: the word is finished) or the word is too short.
+pub(crate) struct CompletionPrefixes {
+    /// The prefixes to look up, in order (one or two).
+    pub prefixes: Vec<String>,
+    /// The last token's own analysed term, if the query ends in it.
+    pub own: Option<String>,
+}
+
+/// [`CompletionPrefixes`] of `query` whose analysed tokens are `tokens`.
+pub(crate) fn completion_prefixes(
+    config: &Bm25Config,
+    analyzer: &Analyzer,
+    query: &str,
+    tokens: &[crate::text::Token],
+) -> Option<CompletionPrefixes> {
+    let trimmed = query.trim_end();
+    if trimmed.len() != query.len() {
+        return None; // a space after the last word: the word is finished
+    }
+    let word = analyzer.words(query).last()?;
+    // `word` is a slice of `query`: its end offset is where it stands plus its length.
+    let word_end = (word.as_ptr() as usize).checked_sub(query.as_ptr() as usize)? + word.len();
+    if word_end != query.len() || word.chars().count() < config.prefix_min_chars as usize {
+        return None;
+    }
+    let own = tokens.last().filter(|t| t.end == query.len()).map(|t| t.term.clone());
+    // Lower-cased and accent-folded the way the analyser folds index terms.
+    let lower = crate::text::fold::fold_diacritics(&word.to_lowercase()).into_owned();
+    let prefixes = [own.clone(), Some(lower)]
+        .into_iter()
+        .flatten()
+        .filter(|p| p.chars().count() >= config.prefix_min_chars as usize)
+        .collect();
+    Some(CompletionPrefixes { prefixes, own })
+}
+
+/// Analyse `query` and find what each of its terms matches in `vocab` ([`Bm25Config`]'s docs):
+/// the term itself, its near spellings when typos are on (only for a term not in the
+/// vocabulary unless [`Bm25Config::typo_known_terms`]; closest first, then most frequent, then
+/// by id; at most [`Bm25Config::typo_max_terms`], weighted `typo_weight^d`), and, when `prefix`
+/// is set, the completions of the query's last word ([`completion_prefixes`]; the most frequent
+/// [`Bm25Config::prefix_max_terms`] terms, the term itself excluded, weighted `prefix_weight`).
+/// Repeated terms make one group with a count; groups that match nothing are dropped.
+pub(crate) fn expand_query(vocab: &impl Vocabulary, analyzer: &Analyzer, query: &str, prefix: bool) -> Vec<TermGroup> {
+    let cfg = *vocab.config();
+    let mut keys: Vec<String> = Vec::new();
+    let mut groups: Vec<TermGroup> = Vec::new();
+    let tokens = analyzer.tokens(query);
+    for tok in &tokens {
+        if let Some(i) = keys.iter().position(|k| *k == tok.term) {
+            groups[i].count += 1.0;
+            continue;
+        }
+        let mut variants: Vec<(u32, f32)> = Vec::new();
+        let exact = vocab.lookup(&tok.term);
+        if let Some(t) = exact {
+            variants.push((t, 1.0));
+        }
+        let budget = cfg.typo_budget(tok.term.chars().count());
+        if budget > 0 && (exact.is_none() || cfg.typo_known_terms) {
+            let found = vocab.near(&tok.term, budget);
+            let mut near: Vec<(u32, u32)> =
+                found.into_iter().filter(|m| m.distance > 0).map(|m| (m.distance, m.id)).collect();
+            near.sort_unstable_by(|a, b| {
+                a.0.cmp(&b.0).then(vocab.df_of(b.1).cmp(&vocab.df_of(a.1))).then(a.1.cmp(&b.1))
+            });
+            near.truncate(cfg.typo_max_terms as usize);
+            variants.extend(near.into_iter().map(|(d, t)| (t, cfg.typo_weight.powi(d as i32))));
+        }
+        keys.push(tok.term.clone());
+        groups.push(TermGroup { count: 1.0, variants });
+    }
+    if prefix {
+        if let Some(c) = completion_prefixes(&cfg, analyzer, query, &tokens) {
+            let mut ids: Vec<u32> = Vec::new();
+            for p in &c.prefixes {
+                ids.extend(vocab.prefixed_ids(p));
             }
-            for d in group_docs.drain(..) {
-                acc[d as usize] += g.count * best[d as usize];
-                best[d as usize] = 0.0;
+            let exact = c.own.as_deref().and_then(|t| vocab.lookup(t));
+            ids.sort_unstable();
+            ids.dedup();
+            ids.retain(|&t| Some(t) != exact);
+            ids.sort_unstable_by(|&a, &b| vocab.df_of(b).cmp(&vocab.df_of(a)).then(a.cmp(&b)));
+            ids.truncate(cfg.prefix_max_terms as usize);
+            if !ids.is_empty() {
+                let variants = ids.into_iter().map(|t| (t, cfg.prefix_weight)).collect();
+                groups.push(TermGroup { count: 1.0, variants });
             }
         }
-        touched.into_iter().map(|d| (d, acc[d as usize])).collect()
     }
+    groups.retain(|g| !g.variants.is_empty());
+    groups
+}
+
+/// BM25's inverse document frequency of a term in `df` of `n` documents (module docs; Lucene's
+/// non-negative form), computed in `f64` and stored as `f32`, the same way wherever it is
+/// computed so that every reader scores bit for bit alike.
+pub(crate) fn idf_of(df: u32, n: usize) -> f32 {
+    let (nf, df) = (n as f64, f64::from(df));
+    (1.0 + (nf - df + 0.5) / (df + 0.5)).ln() as f32
+}
+
+/// The average document length and every document's length norm `k1·(1 − b + b·|d|/avgdl)`
+/// for the document lengths `doc_len` (tokens); avgdl 0 for no documents.
+pub(crate) fn length_norms(doc_len: &[u32], config: &Bm25Config) -> (f32, Vec<f32>) {
+    let n = doc_len.len();
+    let total: u64 = doc_len.iter().map(|&l| u64::from(l)).sum();
+    let avgdl = if n == 0 { 0.0 } else { (total as f64 / n as f64) as f32 };
+    let norm = doc_len
+        .iter()
+        .map(|&l| {
+            let rel = if avgdl > 0.0 { l as f32 / avgdl } else { 0.0 };
+            config.k1 * (1.0 - config.b + config.b * rel)
+        })
+        .collect();
+    (avgdl, norm)
+}
+
+/// Score every document that matches at least one of `groups`: the sum over groups of `count ×`
+/// the best `weight × idf × tf·(k1+1)/(tf + norm)` among the group's variants present in the
+/// document (a group of one variant adds `count × weight × idf × …` directly). `postings(t)`
+/// gives a term's idf, documents and term frequencies (`None`: the term is skipped); `norm` is
+/// [`length_norms`]'s, one per document. Pairs in the order documents are first met.
+pub(crate) fn score_postings<'a>(
+    groups: &[TermGroup],
+    norm: &[f32],
+    k1: f32,
+    postings: impl Fn(u32) -> Option<(f32, &'a [u32], &'a [u32])>,
+) -> Vec<Scored> {
+    let n = norm.len();
+    let mut acc = vec![0f32; n];
+    let mut seen = vec![false; n];
+    let mut touched: Vec<u32> = Vec::new();
+    let mut best = vec![0f32; if groups.iter().any(|g| g.variants.len() > 1) { n } else { 0 }];
+    let mut group_docs: Vec<u32> = Vec::new();
+    let k1p1 = k1 + 1.0;
+    for g in groups {
+        let single = g.variants.len() == 1;
+        for &(t, weight) in &g.variants {
+            let Some((idf, docs, tfs)) = postings(t) else { continue };
+            let w = weight * idf * if single { g.count } else { 1.0 };
+            for (&d, &tf) in docs.iter().zip(tfs) {
+                let Some(&nd) = norm.get(d as usize) else { continue };
+                let tf = tf as f32;
+                let c = w * tf * k1p1 / (tf + nd);
+                let d = d as usize;
+                if !seen[d] {
+                    seen[d] = true;
+                    touched.push(d as u32);
+                }
+                if single {
+                    acc[d] += c;
+                } else {
+                    if best[d] == 0.0 {
+                        group_docs.push(d as u32);
+                    }
+                    best[d] = best[d].max(c);
+                }
+            }
+        }
+        for d in group_docs.drain(..) {
+            acc[d as usize] += g.count * best[d as usize];
+            best[d as usize] = 0.0;
+        }
+    }
+    touched.into_iter().map(|d| (d, acc[d as usize])).collect()
 }
 
 #[cfg(test)]

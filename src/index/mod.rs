@@ -13,6 +13,7 @@ pub use crate::format;
 pub mod fuzzy;
 mod persist;
 mod split;
+pub mod shards;
 pub mod knowledge;
 mod method;
 
@@ -35,6 +36,7 @@ pub use dense::{reciprocal_rank_fusion, DenseField, RRF_DEPTH, RRF_K};
 use knowledge::Stopwatch;
 pub use persist::LoadNotes;
 pub use split::SplitIndex;
+pub use shards::{KeywordShards, ShardSizes};
 pub use method::{EmbedderSlot, Family, Method, MethodInfo, MethodNeeds, MethodRow, Rerank, Stage};
 pub use knowledge::{FactText, GraphBuildReport, GraphStage, KnowledgeGraph, PassageFacts};
 

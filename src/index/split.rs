@@ -241,7 +241,7 @@ mod tests {
         let whole = index.to_bytes().unwrap();
         let SplitIndex { base, texts, extras } = index.to_split_bytes().unwrap();
         let extras = extras.expect("an index with vectors and a graph has extras");
-        assert_eq!(u32::from_le_bytes(base[8..12].try_into().unwrap()), crate::format::FORMAT_VERSION);
+        assert_eq!(u32::from_le_bytes(base[8..12].try_into().unwrap()), crate::format::SPLIT_FORMAT_VERSION);
         assert_eq!(u32::from_le_bytes(whole[8..12].try_into().unwrap()), crate::format::BASE_FORMAT_VERSION);
         let slots = [(EmbedderSlot::Static, e.clone())];
         let (mut opened, notes) = Index::from_bytes(&base, &slots, &mut |_, _| {}).unwrap();

@@ -51,6 +51,7 @@ pub mod chunk;
 mod conventions;
 pub mod coref;
 pub mod fold;
+pub mod highlight;
 pub mod normalize;
 pub mod lemma;
 pub mod ner;
