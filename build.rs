@@ -26,6 +26,8 @@ use std::time::SystemTime;
 
 /// The two files of the web package `cairn index` writes next to the index.
 const PKG_FILES: [&str; 2] = ["cairn.js", "cairn_bg.wasm"];
+/// The two files of the keyword reader's package (`npm run build:reader` writes `pkg-reader/`).
+const READER_FILES: [&str; 2] = ["cairn_reader.js", "cairn_reader_bg.wasm"];
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
@@ -80,12 +82,29 @@ fn main() {
         );
         build_package(&manifest, &out_dir)
     };
+    let reader_dir = manifest.join("pkg-reader");
+    let reader_complete = READER_FILES.iter().all(|f| reader_dir.join(f).is_file());
+    let reader_dir = if reader_complete && mode != "build" {
+        for f in READER_FILES {
+            println!("cargo:rerun-if-changed={}", reader_dir.join(f).display());
+        }
+        reader_dir
+    } else {
+        println!(
+            "cargo:warning=building the keyword reader's wasm package to embed in `cairn` (no pkg-reader/ beside the source)"
+        );
+        build_reader_package(&manifest, &out_dir)
+    };
     let paths: Vec<String> =
         PKG_FILES.iter().map(|f| format!("{:?}", dir.join(f).display().to_string())).collect();
+    let reader_paths: Vec<String> =
+        READER_FILES.iter().map(|f| format!("{:?}", reader_dir.join(f).display().to_string())).collect();
     let code = format!(
         "/// The web package embedded at build time: `cairn.js`, `cairn_bg.wasm`.\n\
-         pub const EMBEDDED: Result<(&[u8], &[u8]), &str> = Ok((include_bytes!({}), include_bytes!({})));\n",
-        paths[0], paths[1]
+         pub const EMBEDDED: Result<(&[u8], &[u8]), &str> = Ok((include_bytes!({}), include_bytes!({})));\n\
+         /// The keyword reader's package embedded at build time: `cairn_reader.js`, `cairn_reader_bg.wasm`.\n\
+         pub const EMBEDDED_READER: Result<(&[u8], &[u8]), &str> = Ok((include_bytes!({}), include_bytes!({})));\n",
+        paths[0], paths[1], reader_paths[0], reader_paths[1]
     );
     write_file(&generated, &code);
 }
@@ -95,7 +114,9 @@ fn main() {
 fn write_absent(generated: &Path, why: &str) {
     let code = format!(
         "/// Why the web package is not embedded in this binary.\n\
-         pub const EMBEDDED: Result<(&[u8], &[u8]), &str> = Err({why:?});\n"
+         pub const EMBEDDED: Result<(&[u8], &[u8]), &str> = Err({why:?});\n\
+         /// Why the keyword reader's package is not embedded in this binary.\n\
+         pub const EMBEDDED_READER: Result<(&[u8], &[u8]), &str> = Err({why:?});\n"
     );
     write_file(generated, &code);
 }
@@ -158,6 +179,40 @@ fn locked_version(lock: &Path, name: &str) -> Option<String> {
 
 /// Build the web package into `$OUT_DIR/pkg` and return that folder.
 fn build_package(manifest: &Path, out_dir: &Path) -> PathBuf {
+    // as `npm run build:wasm`: without the text pipeline's resources, which the web files
+    // carry beside the package (`text/`) for the graph methods
+    build_wasm(manifest, out_dir, &["--no-default-features"], &[], "wasm-target", "cairn", "pkg", PKG_FILES)
+}
+
+/// Build the keyword reader's package into `$OUT_DIR/pkg-reader` (as `npm run build:reader`,
+/// without its wasm-opt pass) and return that folder.
+fn build_reader_package(manifest: &Path, out_dir: &Path) -> PathBuf {
+    build_wasm(
+        manifest,
+        out_dir,
+        &["--no-default-features", "--features", "reader"],
+        &[("CARGO_PROFILE_RELEASE_OPT_LEVEL", "z"), ("CARGO_PROFILE_RELEASE_PANIC", "abort")],
+        "wasm-reader-target",
+        "cairn_reader",
+        "pkg-reader",
+        READER_FILES,
+    )
+}
+
+/// Build the library for wasm32 with `features` and `env` into `$OUT_DIR/<target>`, run
+/// wasm-bindgen (tools/wasm-embed) on it as `<name>.wasm` into `$OUT_DIR/<pkg>`, check that
+/// `files` are there and return that folder.
+#[allow(clippy::too_many_arguments)]
+fn build_wasm(
+    manifest: &Path,
+    out_dir: &Path,
+    features: &[&str],
+    env: &[(&str, &str)],
+    target: &str,
+    name: &str,
+    pkg: &str,
+    files: [&str; 2],
+) -> PathBuf {
     let tool = manifest.join("tools/wasm-embed");
     let lib = locked_version(&manifest.join("Cargo.lock"), "wasm-bindgen");
     let cli = locked_version(&tool.join("Cargo.lock"), "wasm-bindgen-cli-support");
@@ -169,19 +224,26 @@ fn build_package(manifest: &Path, out_dir: &Path) -> PathBuf {
         ));
     }
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let wasm_target = out_dir.join("wasm-target");
+    let wasm_target = out_dir.join(target);
     let mut build = Command::new(&cargo);
     build
-        // as `npm run build:wasm`: without the text pipeline's resources, which the web files
-        // carry beside the package (`text/`) for the graph methods
-        .args(["build", "--lib", "--release", "--no-default-features", "--target", "wasm32-unknown-unknown"])
+        .args(["build", "--lib", "--release", "--target", "wasm32-unknown-unknown"])
+        .args(features)
         .arg("--manifest-path")
         .arg(manifest.join("Cargo.toml"))
         .arg("--target-dir")
         .arg(&wasm_target);
-    run(scrub(&mut build), "building the wasm32 library", true);
-    let wasm = wasm_target.join("wasm32-unknown-unknown/release/cairn.wasm");
-    let pkg = out_dir.join("pkg");
+    scrub(&mut build);
+    for (k, v) in env {
+        build.env(k, v);
+    }
+    run(&mut build, "building the wasm32 library", true);
+    let built = wasm_target.join("wasm32-unknown-unknown/release/cairn.wasm");
+    let wasm = out_dir.join(format!("{name}.wasm"));
+    if let Err(e) = std::fs::copy(&built, &wasm) {
+        fail(&format!("{} → {}: {e}", built.display(), wasm.display()));
+    }
+    let pkg = out_dir.join(pkg);
     let mut bindgen = Command::new(&cargo);
     bindgen
         .args(["run", "--release", "--quiet", "--manifest-path"])
@@ -192,7 +254,7 @@ fn build_package(manifest: &Path, out_dir: &Path) -> PathBuf {
         .arg(&wasm)
         .arg(&pkg);
     run(scrub(&mut bindgen), "running wasm-bindgen (tools/wasm-embed)", false);
-    for f in PKG_FILES {
+    for f in files {
         if !pkg.join(f).is_file() {
             fail(&format!("wasm-bindgen wrote no {f} in {}", pkg.display()));
         }

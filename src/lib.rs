@@ -42,8 +42,10 @@ pub mod search;
 pub mod site;
 pub mod text;
 
-#[cfg(target_arch = "wasm32")]
+#[cfg(all(target_arch = "wasm32", not(feature = "reader")))]
 pub mod wasm;
+#[cfg(all(target_arch = "wasm32", feature = "reader"))]
+pub mod wasm_reader;
 
 pub use corpus::{Corpus, Passage};
 pub use error::{Error, Result};

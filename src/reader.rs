@@ -136,6 +136,8 @@ impl KeywordReader {
             stage: Stage::Terms,
             groups: Vec::new(),
             ranked: Vec::new(),
+            matched: 0,
+            window: usize::MAX,
         }
     }
 
@@ -239,6 +241,10 @@ pub struct KeywordQuery {
     stage: Stage,
     groups: Vec<TermGroup>,
     ranked: Vec<(u32, f32)>,
+    /// Passages that match at all (before the cut to `k`).
+    matched: usize,
+    /// How many of the ranked results get their passages (fragment shards).
+    window: usize,
 }
 
 impl KeywordQuery {
@@ -260,6 +266,7 @@ impl KeywordQuery {
                 Stage::Fragments => self
                     .ranked
                     .iter()
+                    .take(self.window)
                     .filter_map(|&(d, _)| reader.meta.fragments_of(d))
                     .map(|index| Part { kind: PartKind::Fragments, index })
                     .collect(),
@@ -275,15 +282,36 @@ impl KeywordQuery {
                     Stage::Postings
                 }
                 Stage::Postings => {
-                    self.ranked = top_k(
-                        score_postings(&self.groups, &reader.norm, reader.meta.config.k1, |t| reader.postings(t)),
-                        self.k,
-                    );
+                    let scored =
+                        score_postings(&self.groups, &reader.norm, reader.meta.config.k1, |t| reader.postings(t));
+                    self.matched = scored.len();
+                    self.ranked = top_k(scored, self.k);
                     Stage::Fragments
                 }
                 Stage::Fragments | Stage::Done => Stage::Done,
             };
         }
+    }
+
+    /// Fetch the passages of the best `window` results only (default: all `k`), so that a
+    /// widget that shows a few results fetches the fragment shards of those. A larger window
+    /// later asks for the next ones (the ranking is not run again).
+    pub fn set_window(&mut self, window: usize) {
+        if window > self.window && self.stage == Stage::Done {
+            self.stage = Stage::Fragments;
+        }
+        self.window = window;
+    }
+
+    /// Number of ranked results (at most `k`), once the postings are scored; 0 before.
+    pub fn ranked(&self) -> usize {
+        self.ranked.len()
+    }
+
+    /// Number of passages that match the query at all (before the cut to `k`), once the
+    /// postings are scored; 0 before.
+    pub fn matched(&self) -> usize {
+        self.matched
     }
 
     /// The dictionary shards of the query's terms and, for search as you type, of its last
@@ -321,7 +349,8 @@ impl KeywordQuery {
         out
     }
 
-    /// The results, once [`KeywordQuery::advance`] needs nothing.
+    /// The best `window` results (all `k` by default, [`KeywordQuery::set_window`]), once
+    /// [`KeywordQuery::advance`] needs nothing.
     ///
     /// # Errors
     /// [`Error::Config`] when called before that.
@@ -334,7 +363,7 @@ impl KeywordQuery {
             terms.extend(g.variants.iter().filter_map(|&(t, _)| reader.term(t)).map(str::to_string));
         }
         let mut out = Vec::with_capacity(self.ranked.len());
-        for (rank, &(d, score)) in self.ranked.iter().enumerate() {
+        for (rank, &(d, score)) in self.ranked.iter().enumerate().take(self.window) {
             let Some((id, title, text)) = reader.passage(d) else { continue };
             out.push(ReaderHit {
                 rank: rank + 1,
@@ -474,6 +503,43 @@ mod tests {
         // the same query again needs nothing more
         let (again, fetched) = run(&mut reader, &shards, "Konopiště", 3, false);
         assert_eq!((again, fetched.len()), (hits, 0));
+    }
+
+    #[test]
+    fn a_window_fetches_the_passages_of_the_first_results_only_then_the_next() {
+        let index = sample_index();
+        let shards = index.to_keyword_shards(ShardSizes { dictionary: 256, postings: 256, fragments: 300 }).unwrap();
+        let files: HashMap<String, &[u8]> = shards.named_shards().collect();
+        let mut reader = KeywordReader::open(&shards.meta).unwrap();
+        let mut query = reader.query("Las Vegas hotel casino", 40, false);
+        query.set_window(3);
+        let fetch = |reader: &mut KeywordReader, query: &mut KeywordQuery| {
+            let mut fragments = 0;
+            loop {
+                let need = query.advance(reader);
+                if need.is_empty() {
+                    return fragments;
+                }
+                for p in need {
+                    fragments += usize::from(p.kind == PartKind::Fragments);
+                    reader.add(&p.name(), files[&p.name()]).unwrap();
+                }
+            }
+        };
+        let first = fetch(&mut reader, &mut query);
+        assert!((1..=3).contains(&first), "{first}");
+        let three = query.hits(&reader).unwrap();
+        assert_eq!(three.len(), 3);
+        let want = index.search("Las Vegas hotel casino", 40, Method::Bm25).unwrap();
+        assert_eq!(query.ranked(), want.len());
+        assert!(query.matched() >= want.len());
+        query.set_window(10);
+        fetch(&mut reader, &mut query);
+        let ten = query.hits(&reader).unwrap();
+        assert_eq!(&ten[..3], &three[..]);
+        let ids: Vec<&str> = ten.iter().map(|h| h.id.as_str()).collect();
+        let expected: Vec<&str> = want[..10].iter().map(|h| index.corpus().get(h.passage).unwrap().id.as_str()).collect();
+        assert_eq!(ids, expected);
     }
 
     #[test]

@@ -297,6 +297,8 @@ fn index_subcommand_writes_a_loadable_deterministic_site_bundle() {
     std::fs::create_dir_all(&pkg).unwrap();
     std::fs::write(pkg.join("cairn.js"), "// stand-in").unwrap();
     std::fs::write(pkg.join("cairn_bg.wasm"), b"\0asm").unwrap();
+    std::fs::write(pkg.join("cairn_reader.js"), "// stand-in reader").unwrap();
+    std::fs::write(pkg.join("cairn_reader_bg.wasm"), b"\0asm").unwrap();
     let run = |out: &str| {
         let out = tmp.join(out);
         let (code, stdout, err) = cairn(&[
@@ -347,6 +349,25 @@ fn index_subcommand_writes_a_loadable_deterministic_site_bundle() {
         serde_json::from_str(&std::fs::read_to_string(a.join("manifest.json")).unwrap()).unwrap();
     assert_eq!(manifest["default_method"], "hybrid");
     assert_eq!(manifest["methods"], serde_json::json!(["bm25", "dense", "hybrid"]));
+    // the keyword reader (from the --pkg folder) and its sharded index: the meta file and one
+    // shard of each kind for six passages, in a folder named by the shards' tag, the same for
+    // the same corpus
+    let kw = &manifest["keyword"];
+    assert_eq!(kw["js"], "cairn_reader.js");
+    assert_eq!(kw["wasm"], "cairn_reader_bg.wasm.gz");
+    assert!(a.join("cairn_reader.js").is_file() && a.join("cairn_reader_bg.wasm.gz").is_file());
+    assert_eq!(kw["shards"], serde_json::json!({"dictionary": 1, "postings": 1, "fragments": 1}));
+    let dir = a.join(kw["dir"].as_str().unwrap());
+    let mut names: Vec<String> =
+        std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+    names.sort();
+    assert_eq!(names, ["d0.cairn.gz", "f0.cairn.gz", "meta.cairn.gz", "p0.cairn.gz"]);
+    let total: u64 = names.iter().map(|n| std::fs::metadata(dir.join(n)).unwrap().len()).sum();
+    assert_eq!(kw["gz_bytes"], total);
+    assert_eq!(kw["dir"], report["keyword"]["dir"]);
+    let b_manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(b.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(b_manifest["keyword"]["dir"], kw["dir"], "deterministic");
     assert_eq!(manifest["links"], false);
     // the compressed wasm is named, and every written file is listed with its size
     assert_eq!(manifest["wasm"], "cairn_bg.wasm.gz");

@@ -99,9 +99,8 @@ if (root) {
   const more = el('button', { type: 'button', class: 'cairn-more', hidden: '' }, 'More results');
   root.append(style, input, status, loadButton, count, list, more);
   const k = Number(root.dataset.k) || 8;
-  // results asked of the worker per query (after the repeats are dropped); "More results" pages
-  // through them
-  const max = Math.max(5 * k, 40);
+  // a query asks the worker for one screen of results; "More results" asks for the next (the
+  // worker keeps the query's ranking and fetches the passages of the results shown only)
   const autoload = root.dataset.load === 'auto';
   let worker = null;
   let opened = null; // the 'opened' message
@@ -208,7 +207,9 @@ if (root) {
       } else if (m.type === 'hits') {
         if (m.seq < shownSeq || m.q !== input.value.trim()) return; // an older query's
         shownSeq = m.seq;
-        show(m);
+        // the next screen of the list on screen, or a new list
+        if (m.more && current && m.q === current.q && m.method === current.method) extend(m);
+        else show(m);
       } else if (m.type === 'error') {
         if (m.seq === undefined) {
           root.dataset.error = m.message;
@@ -238,29 +239,49 @@ if (root) {
     return li;
   };
 
-  /** Show the next `k` results of the list on screen. */
+  /** Show the results of the list on screen not shown yet, and its count. */
   const showMore = () => {
     if (!current) return;
     // Results link to their pages when the passage ids are URLs (a site's always are; a JSONL
     // corpus's when `cairn index` found every one to be: manifest.links), else show titles only.
     const linked = opened.manifest.links !== false;
-    const next = current.hits.slice(shown, shown + k);
+    const next = current.hits.slice(shown);
     for (const h of next) list.append(item(h, linked));
     shown += next.length;
     const n = current.hits.length;
-    count.textContent = !n ? '' : current.capped ? `${n}+ results` : `${n} result${n === 1 ? '' : 's'}`;
-    more.hidden = shown >= n;
+    // exact when every result is on screen; else the passages that match (a keyword search's
+    // count, before one page's repeats are dropped) or at least what is shown
+    const total = current.total ?? 0;
+    count.textContent = !n ? ''
+      : !current.capped ? `${n} result${n === 1 ? '' : 's'}`
+        : total > n ? `About ${total} results` : `${n}+ results`;
+    more.hidden = !current.capped;
   };
+  /** The next screen of the list on screen, from the worker. */
+  let focusFrom = -1; // the first result to focus when the next screen arrives
   more.addEventListener('click', () => {
-    const first = shown;
-    showMore();
-    list.querySelectorAll('.cairn-title')[first]?.focus();
+    if (!current || !current.capped) return;
+    focusFrom = shown;
+    more.disabled = true;
+    worker.postMessage({ type: 'search', seq: ++seq, q: current.q, prefix: current.prefix, max: shown + k, more: true });
   });
+  /** Add the results of `m` (the list on screen and its next screen) not shown yet. */
+  const extend = (m) => {
+    current = m;
+    more.disabled = false;
+    root.dataset.searchMs = String(m.searchMs);
+    showMore();
+    showStatus();
+    if (focusFrom >= 0) list.querySelectorAll('.cairn-title')[focusFrom]?.focus();
+    focusFrom = -1;
+  };
 
   /** Replace the list on screen with `m`'s results. */
   const show = (m) => {
     current = m;
     shown = 0;
+    more.disabled = false;
+    focusFrom = -1;
     withoutTexts = !m.textsLoaded;
     root.dataset.searchMs = String(m.searchMs);
     root.dataset.shown = m.method;
@@ -291,7 +312,7 @@ if (root) {
     }
     // A last word with no space after it may be unfinished: complete it.
     const prefix = !/\s$/.test(input.value);
-    worker.postMessage({ type: 'search', seq: ++seq, q, prefix, max });
+    worker.postMessage({ type: 'search', seq: ++seq, q, prefix, max: k });
   };
 
   input.addEventListener('focus', open, { once: true });

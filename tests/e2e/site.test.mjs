@@ -93,7 +93,7 @@ after(async () => {
 test('cairn index writes the index, the wasm package, the loader, the widget and a manifest', () => {
   // 100 passages; the search page has no text outside its heading and the widget's element.
   assert.equal(cli.passages, 100);
-  for (const f of ['index.cairn.gz', 'cairn.js', 'cairn_bg.wasm', 'cairn_bg.wasm.gz', 'cairn-loader.js', 'cairn-worker.js', 'cairn-search.js', 'manifest.json']) {
+  for (const f of ['index.cairn.gz', 'cairn.js', 'cairn_bg.wasm', 'cairn_bg.wasm.gz', 'cairn-fetch.js', 'cairn-loader.js', 'cairn-worker.js', 'cairn-search.js', 'manifest.json', 'cairn_reader.js', 'cairn_reader_bg.wasm.gz']) {
     assert.ok(fs.existsSync(path.join(site, 'cairn', f)), f);
   }
   const manifest = JSON.parse(fs.readFileSync(path.join(site, 'cairn', 'manifest.json'), 'utf8'));
@@ -118,6 +118,85 @@ test('cairn index writes the index, the wasm package, the loader, the widget and
   assert.equal(manifest.extras_gz_bytes, fs.statSync(path.join(site, 'cairn', 'extras.cairn.gz')).size);
   // a site's passage ids are its pages' URLs: the widget links its results
   assert.equal(manifest.links, true);
+  // the keyword reader's sharded index: the meta file and the shards the manifest counts
+  const kw = manifest.keyword;
+  const shardFiles = fs.readdirSync(path.join(site, 'cairn', kw.dir));
+  const { dictionary, postings, fragments } = kw.shards;
+  assert.equal(shardFiles.length, 1 + dictionary + postings + fragments);
+  assert.ok(shardFiles.includes('meta.cairn.gz') && shardFiles.includes(`f${fragments - 1}.cairn.gz`));
+});
+
+/** A context whose widget gets a manifest without the keyword reader (a site written without it). */
+async function withoutReader(context) {
+  await context.route('**/cairn/manifest.json', async (route) => {
+    const response = await route.fetch();
+    const manifest = await response.json();
+    delete manifest.keyword;
+    await route.fulfill({ response, json: manifest });
+  });
+}
+
+test('the first keyword result needs the keyword reader and its query\'s shards only, not the engine', async () => {
+  const context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
+  const tab = await context.newPage();
+  const errors = [];
+  const requests = [];
+  tab.on('pageerror', (e) => errors.push(e.message));
+  context.on('request', (r) => requests.push(new URL(r.url()).pathname));
+  await tab.goto(server.url);
+  const input = tab.locator('#cairn-search input');
+  const byId = new Map(passages.map((p) => [p.id, p]));
+  const hrefs = () => tab.$$eval('#cairn-search li a', (as) => as.map((a) => a.getAttribute('href')));
+  const kwDir = `/cairn/${JSON.parse(fs.readFileSync(path.join(site, 'cairn', 'manifest.json'), 'utf8')).keyword.dir}`;
+  const shardsFetched = () => requests.filter((r) => r.startsWith(kwDir)).map((r) => r.slice(kwDir.length));
+  for (const [i, q] of questions.slice(0, 3).entries()) {
+    const before = shardsFetched().length;
+    await input.fill(q.question);
+    await input.press('Enter');
+    await shownFor(tab, q.question);
+    // native BM25's ranking, with snippets (the fragments hold the texts), query words marked
+    const want = expected.bm25.find((e) => e.question === q.question).ids.slice(0, 8).map((id) => linkOf(byId.get(id)));
+    assert.deepEqual(await hrefs(), want, q.question);
+    assert.equal(await tab.locator('#cairn-search li p').count(), want.length);
+    assert.ok((await tab.locator('#cairn-search li p mark').count()) > 0);
+    assert.equal(await tab.textContent('#cairn-search .cairn-status'), '');
+    const fetched = shardsFetched().slice(before);
+    if (i === 0) {
+      assert.ok(fetched.includes('meta.cairn.gz'), JSON.stringify(fetched));
+      for (const kind of ['d', 'p', 'f']) assert.ok(fetched.some((f) => f.startsWith(kind)), JSON.stringify(fetched));
+      // the passages of one screen of results (8, and one more to know there are more)
+      assert.ok(fetched.filter((f) => f.startsWith('f')).length <= 9, JSON.stringify(fetched));
+    }
+    // each shard once
+    assert.equal(new Set(shardsFetched()).size, shardsFetched().length);
+  }
+  // the engine, its index and the texts were never fetched
+  for (const f of ['cairn.js', 'cairn_bg.wasm.gz', 'cairn_bg.wasm', 'index.cairn.gz', 'texts.cairn.gz', 'cairn-loader.js']) {
+    assert.ok(!requests.includes(`/cairn/${f}`), `${f} was fetched`);
+  }
+  assert.ok(requests.includes('/cairn/cairn_reader_bg.wasm.gz'));
+  assert.deepEqual(errors, []);
+  await context.close();
+});
+
+test('a shard that cannot be fetched: the search says why, and the next search fetches it again', async () => {
+  const context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
+  const tab = await context.newPage();
+  const errors = [];
+  tab.on('pageerror', (e) => errors.push(e.message));
+  await context.route(/\/cairn\/keyword\/.*\/f\d+\.cairn\.gz$/, (route) => route.fulfill({ status: 404, body: 'not here' }));
+  await tab.goto(server.url);
+  const input = tab.locator('#cairn-search input');
+  await input.fill(questions[0].question);
+  await input.press('Enter');
+  await tab.waitForFunction(() => /^Search failed: .*f\d+\.cairn\.gz: HTTP 404/.test(document.querySelector('#cairn-search .cairn-status').textContent), null, { timeout: WAIT });
+  await context.unroute(/\/cairn\/keyword\/.*\/f\d+\.cairn\.gz$/);
+  await input.fill(`${questions[0].question} `);
+  await input.press('Enter');
+  await tab.waitForFunction(() => document.querySelectorAll('#cairn-search li a').length > 0, null, { timeout: WAIT });
+  assert.equal(await tab.evaluate(() => document.querySelector('#cairn-search').dataset.error), undefined);
+  assert.deepEqual(errors, []);
+  await context.close();
 });
 
 test('the widget loads lazily, ranks as native BM25 and links to page#heading', async () => {
@@ -142,8 +221,8 @@ test('the widget loads lazily, ranks as native BM25 and links to page#heading', 
   const input = tab.locator('#cairn-search input');
   await input.waitFor();
   await tab.waitForTimeout(300);
-  assert.ok(!requests.includes('/cairn/index.cairn.gz'), 'the index must not load before the box is used');
-  assert.ok(!requests.some((r) => r.startsWith('/cairn/cairn_bg.wasm')), 'the engine must not load before the box is used');
+  assert.ok(!requests.some((r) => r.startsWith('/cairn/keyword/')), 'the index must not load before the box is used');
+  assert.ok(!requests.some((r) => r.startsWith('/cairn/cairn_reader_bg.wasm')), 'the reader must not load before the box is used');
   assert.ok(!requests.includes('/cairn/cairn.js'), 'the page loads no engine code of its own');
 
   const byId = new Map(passages.map((p) => [p.id, p]));
@@ -156,10 +235,10 @@ test('the widget loads lazily, ranks as native BM25 and links to page#heading', 
     assert.deepEqual(hrefs, want, `question ${i}: ${q.question}`);
     if (i === 0) await tab.screenshot({ path: path.join(screenshots, 'site-widget.png') });
   }
-  assert.ok(requests.includes('/cairn/index.cairn.gz'));
-  // the compressed wasm, not the plain one; fetched, compiled and run by the widget's worker:
-  // the page's own thread fetched none of the engine's files
-  assert.ok(requests.includes('/cairn/cairn_bg.wasm.gz') && !requests.includes('/cairn/cairn_bg.wasm'));
+  assert.ok(requests.some((r) => r.startsWith('/cairn/keyword/')));
+  // the keyword reader's compressed wasm, not the engine; fetched, compiled and run by the
+  // widget's worker: the page's own thread fetched none of their files
+  assert.ok(requests.includes('/cairn/cairn_reader_bg.wasm.gz') && !requests.includes('/cairn/cairn_bg.wasm.gz'));
   assert.equal(tab.workers().length, 1);
   assert.equal(await tab.evaluate(() => window.wasmOnPage), 0, 'no wasm module compiled on the page\'s thread');
 
@@ -169,7 +248,7 @@ test('the widget loads lazily, ranks as native BM25 and links to page#heading', 
   await input.press('Enter');
   await shownFor(tab, q0);
   assert.equal(await tab.locator('#cairn-search li a').count(), 8);
-  assert.match(await tab.textContent('#cairn-search .cairn-count'), /^\d+\+? results$/);
+  assert.match(await tab.textContent('#cairn-search .cairn-count'), /^(About )?\d+\+? results$/);
   await tab.locator('#cairn-search .cairn-more').click();
   await tab.waitForFunction(() => document.querySelectorAll('#cairn-search li a').length > 8);
   const ten = (await tab.$$eval('#cairn-search li a', (as) => as.map((a) => a.getAttribute('href')))).slice(0, 10);
@@ -199,8 +278,9 @@ test('the widget loads lazily, ranks as native BM25 and links to page#heading', 
   await context.close();
 });
 
-test('the first keyword result waits for the keyword part only: titles at once, snippets when the texts arrive', async () => {
+test('without the keyword reader, the first keyword result waits for the engine\'s keyword part only: titles at once, snippets when the texts arrive', async () => {
   const context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
+  await withoutReader(context);
   const tab = await context.newPage();
   const errors = [];
   tab.on('pageerror', (e) => errors.push(e.message));
@@ -240,8 +320,9 @@ test('the first keyword result waits for the keyword part only: titles at once, 
   await context.close();
 });
 
-test('texts that cannot be loaded: titles and links still come, and the status line says why, search after search', async () => {
+test('without the keyword reader, texts that cannot be loaded: titles and links still come, and the status line says why, search after search', async () => {
   const context = await browser.newContext({ viewport: { width: 1000, height: 900 } });
+  await withoutReader(context);
   const tab = await context.newPage();
   const errors = [];
   tab.on('pageerror', (e) => errors.push(e.message));
@@ -357,13 +438,14 @@ test('a hand-made site: a Latin-1 page, unicode file names and anchors, one resu
     assert.deepEqual(errors, []);
 
     // A missing index file: the widget says which file and why, once the box is used.
-    fs.renameSync(path.join(own, 'cairn', 'index.cairn.gz'), path.join(own, 'cairn', 'moved.gz'));
+    const kwDir = JSON.parse(fs.readFileSync(path.join(own, 'cairn', 'manifest.json'), 'utf8')).keyword.dir;
+    fs.renameSync(path.join(own, 'cairn', kwDir, 'meta.cairn.gz'), path.join(own, 'cairn', 'moved.gz'));
     await tab.goto(ownServer.url);
     await tab.locator('#cairn-search input').focus();
     await tab.waitForFunction(() => document.querySelector('#cairn-search').dataset.error, null, { timeout: WAIT });
     assert.match(
       await tab.textContent('#cairn-search .cairn-status'),
-      /^Search is unavailable: http:\/\/127\.0\.0\.1:\d+\/cairn\/index\.cairn\.gz: HTTP 404 \(not found/,
+      /^Search is unavailable: http:\/\/127\.0\.0\.1:\d+\/cairn\/keyword\/[0-9a-f]{8}\/meta\.cairn\.gz: HTTP 404 \(not found/,
     );
     await tab.screenshot({ path: path.join(screenshots, 'site-widget-missing-index.png') });
   } finally {
@@ -442,9 +524,12 @@ test('a site with a knowledge graph: the widget answers with BM25 at once, says 
     }));
     assert.equal(first.shown, 'bm25', JSON.stringify(first));
     assert.match(first.status, /^Keyword results\./);
-    // the graph's files are not fetched until asked for, and the widget says what they cost
-    const cost = ['static-minilm.bin', 'minilm-vocab.txt', 'extras.cairn.gz', ...textFiles.map((f) => `text/${f}`)]
+    // the graph's files and the engine are not fetched until asked for (BM25 came from the
+    // keyword reader), and the widget says what they cost
+    const cost = ['static-minilm.bin', 'minilm-vocab.txt', 'extras.cairn.gz', ...textFiles.map((f) => `text/${f}`),
+      'cairn_bg.wasm.gz', 'index.cairn.gz', 'texts.cairn.gz', 'cairn.js', 'cairn-loader.js']
       .reduce((sum, f) => sum + fs.statSync(path.join(own, 'cairn', f)).size, 0);
+    assert.ok(!requests.includes('/cairn/cairn_bg.wasm.gz') && !requests.includes('/cairn/index.cairn.gz'));
     const button = tab.locator('#cairn-search .cairn-load');
     assert.equal(await button.textContent(), `Load the full search: catrag (${(cost / 1e6).toFixed(1)} MB to download)`);
     assert.ok(!requests.includes('/cairn/extras.cairn.gz') && !requests.includes('/cairn/static-minilm.bin'));

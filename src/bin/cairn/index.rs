@@ -262,6 +262,60 @@ pub(crate) fn index_site(a: IndexArgs) -> CliResult<()> {
     for (name, data) in web.files() {
         write(name, data)?;
     }
+    // The sharded keyword index for the keyword reader (`keyword/<tag>/`: a new folder per
+    // content, so a cache never mixes shards of two builds); earlier runs' folders are removed.
+    let keyword_root = a.out.join("keyword");
+    if keyword_root.is_dir() {
+        for entry in std::fs::read_dir(&keyword_root).map_err(|e| format!("{}: {e}", keyword_root.display()))? {
+            let path = entry.map_err(|e| e.to_string())?.path();
+            let ours = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.len() == 8 && n.bytes().all(|b| b.is_ascii_hexdigit()));
+            if ours && path.is_dir() {
+                std::fs::remove_dir_all(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+            }
+        }
+    }
+    let clock = Instant::now();
+    let keyword = match &web.reader {
+        Ok(_) => {
+            let shards = index.to_keyword_shards(cairn::index::ShardSizes::default()).map_err(err)?;
+            let dir = format!("keyword/{:08x}", shards.tag);
+            let folder = a.out.join(&dir);
+            std::fs::create_dir_all(&folder).map_err(|e| format!("{}: {e}", folder.display()))?;
+            let mut total = 0usize;
+            let mut put = |name: &str, data: &[u8]| -> CliResult<usize> {
+                let gz = gzip(data)?;
+                let path = folder.join(format!("{name}.cairn.gz"));
+                std::fs::write(&path, &gz).map_err(|e| format!("{}: {e}", path.display()))?;
+                total += gz.len();
+                Ok(gz.len())
+            };
+            let meta_gz = put("meta", &shards.meta)?;
+            for (name, data) in shards.named_shards() {
+                put(&name, data)?;
+            }
+            Some(json!({
+                "dir": format!("{dir}/"),
+                "meta": "meta.cairn.gz",
+                "meta_gz_bytes": meta_gz,
+                "js": "cairn_reader.js",
+                "wasm": crate::site_assets::READER_WASM_GZ,
+                "shards": {
+                    "dictionary": shards.dictionary.len(),
+                    "postings": shards.postings.len(),
+                    "fragments": shards.fragments.len(),
+                },
+                "gz_bytes": total,
+            }))
+        }
+        Err(why) => {
+            for name in crate::site_assets::WebFiles::reader_files() {
+                remove_stale(name)?;
+            }
+            eprintln!("cairn index: {why}; the widget's first result waits for the engine");
+            None
+        }
+    };
+    let shards_ms = ms(clock);
     if dense {
         write("static-minilm.bin", cairn::embed::static_embedder::MINILM_TABLE)?;
         write("minilm-vocab.txt", cairn::embed::wordpiece::MINILM_VOCAB.as_bytes())?;
@@ -312,6 +366,7 @@ pub(crate) fn index_site(a: IndexArgs) -> CliResult<()> {
         "default_method": method.name(),
         "graph": index.graph().is_some(),
         "links": links,
+        "keyword": keyword,
         "text_pipeline": if needs_text { json!(text_files) } else { json!(null) },
         "embedder": if dense {
             json!({"table": "static-minilm.bin", "vocab": "minilm-vocab.txt"})
@@ -344,6 +399,9 @@ pub(crate) fn index_site(a: IndexArgs) -> CliResult<()> {
             "total_gz_bytes_per_mb_text": per_mb(gz.len() + texts_gz.len() + extras_gz_bytes.unwrap_or(0)),
             "wasm_bytes": wasm_bytes,
             "wasm_package": web.source.to_string(),
+            "keyword": keyword,
+            "keyword_reader": web.reader.as_ref().err(),
+            "shards_ms": shards_ms,
             "cage_z_bytes": cage_bytes,
             "cage_ms": cage_ms,
             "graph": index.knowledge_graph().map(|g| json!(g.report().counts)),
