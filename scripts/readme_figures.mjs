@@ -47,6 +47,11 @@ export const FIGURES = {
     exact: false,
     text: (f) => `${mb(size(f), 2)} (${kb(gzipped(f))} gzipped)`,
   },
+  'reader-wasm': {
+    file: 'pkg-reader/cairn_reader_bg.wasm',
+    exact: false,
+    text: (f) => `${kb(size(f))}, ${kb(gzipped(f))} gzipped`,
+  },
   model: { file: 'models/minilm-int8.onnx', exact: false, text: (f) => mb(size(f)) },
   'static-table': { file: 'assets/static-minilm.bin', exact: false, text: (f) => mb(size(f)) },
   'format-version': { file: 'src/format.rs', exact: true, text: (f) => rustConst(f, 'FORMAT_VERSION') },

@@ -43,10 +43,10 @@ LAYERS = [
     ["graph", "llm"],
     ["catrag", "cage"],
     ["index"],
-    ["search", "site"],
+    ["search", "site", "reader"],
     ["engine"],
     ["eval", "bench"],
-    ["wasm"],
+    ["wasm", "wasm_reader"],
     ["bin"],
 ]
 RANK = {m: i for i, layer in enumerate(LAYERS) for m in layer}

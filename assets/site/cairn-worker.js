@@ -128,9 +128,12 @@ const KEYWORD_RANKED = 200;
 /** Results asked of the engine for the other methods (its hits come with their texts). */
 const ENGINE_RANKED = 81;
 
-/** BM25's best `k` with their passages: from the reader when there is one, else the engine. */
+/**
+ * BM25's best `k` with their passages: from the engine once it holds the texts (nothing to
+ * fetch), else from the reader when there is one.
+ */
 async function bm25(q, k, prefix) {
-  if (!reader) return cairn.search(q, { k, method: 'bm25', prefix });
+  if (!reader || (cairn && cairn.textsLoaded())) return cairn.search(q, { k, method: 'bm25', prefix });
   const query = reader.query(q, k, prefix);
   try {
     await fetchShards(query);
@@ -285,6 +288,8 @@ function openEngine(full) {
 }
 
 let opening = null; // BM25 answers when it resolves
+let resolveFirst;
+const firstResult = new Promise((resolve) => { resolveFirst = resolve; }); // the first list sent
 let engine = null; // the engine's opening, for a method other than BM25
 
 /** Start the engine (once) and tell the widget when the chosen method runs or why it cannot. */
@@ -313,7 +318,12 @@ self.onmessage = async ({ data }) => {
         const cost = method === 'bm25' ? 0 : fullCost();
         post({ type: 'opened', manifest, method, cost, timings: { ...timings, loadMs: performance.now() - t0 } });
         post({ type: 'texts', ok: true, textsMs: 0 });
-        if (method !== 'bm25' && data.full !== false) startEngine(true);
+        // the engine's files wait for the first keyword result, so that they do not share its
+        // bandwidth (or for a moment, when no search comes)
+        if (method !== 'bm25' && data.full !== false) {
+          Promise.race([firstResult, new Promise((resolve) => { setTimeout(resolve, 1500); })])
+            .then(() => startEngine(true));
+        }
         return;
       }
       // a site without the keyword reader: the engine's keyword part answers BM25
@@ -345,6 +355,7 @@ self.onmessage = async ({ data }) => {
     }
     try {
       post(await search(data));
+      resolveFirst();
     } catch (err) {
       post({ type: 'error', seq: data.seq, message: messageOf(err) });
     }

@@ -11,7 +11,8 @@
 //! The loader and the widget are always compiled in. The wasm package comes from, in order:
 //! `--pkg <folder>`; the copy embedded at build time (release builds and `cargo install`, see
 //! build.rs); the source checkout's `pkg/` (`npm run build:wasm`), for debug builds of a checkout.
-//! The reader's package likewise: the `--pkg` folder when it holds it, the embedded copy, the
+//! The reader's package likewise: the `--pkg` folder (when given: without the reader there, the
+//! site has none), the embedded copy, the
 //! checkout's `pkg-reader/` (`npm run build:reader`); without one the site is written without
 //! the reader and its shards, and the widget's first result waits for the engine (the output
 //! says so).
@@ -126,7 +127,8 @@ fn gzip(data: &[u8], what: &str) -> Result<Vec<u8>, String> {
     enc.finish().map_err(|e| format!("gzip of {what}: {e}"))
 }
 
-/// The keyword reader's package: from `pkg` when it holds it, else embedded, else the checkout's
+/// The keyword reader's package: from the `pkg` folder when one is given (none when it does not
+/// hold it: the folder names the packages to use), else embedded, else the checkout's
 /// `pkg-reader/`; else why there is none.
 fn reader_package(pkg: Option<&Path>) -> Result<[Cow<'static, [u8]>; 2], String> {
     let from = |dir: &Path| -> Option<Result<[Cow<'static, [u8]>; 2], String>> {
@@ -136,8 +138,10 @@ fn reader_package(pkg: Option<&Path>) -> Result<[Cow<'static, [u8]>; 2], String>
         let read = |f: &str| std::fs::read(dir.join(f)).map(Cow::Owned).map_err(|e| format!("{}: {e}", dir.join(f).display()));
         Some(read(READER_FILES[0]).and_then(|js| Ok([js, read(READER_FILES[1])?])))
     };
-    if let Some(found) = pkg.and_then(from) {
-        return found;
+    if let Some(dir) = pkg {
+        return from(dir).unwrap_or_else(|| {
+            Err(format!("no keyword reader package in {} (cairn_reader.js, cairn_reader_bg.wasm)", dir.display()))
+        });
     }
     match generated::EMBEDDED_READER {
         Ok((js, wasm)) => Ok([Cow::Borrowed(js), Cow::Borrowed(wasm)]),
@@ -216,13 +220,12 @@ mod tests {
         assert_eq!(web.source, Source::Folder(dir.clone()));
         assert_eq!(web.wasm_bytes(), 8);
         let names: Vec<&str> = web.files().iter().map(|(n, _)| *n).collect();
-        let mut expected =
-            vec!["cairn.js", "cairn_bg.wasm", "cairn_bg.wasm.gz", "cairn-fetch.js", "cairn-loader.js", "cairn-worker.js", "cairn-search.js"];
-        if web.reader.is_ok() {
-            // from the build or the checkout's pkg-reader/
-            expected.extend(["cairn_reader.js", "cairn_reader_bg.wasm.gz"]);
-        }
-        assert_eq!(names, expected);
+        assert_eq!(
+            names,
+            ["cairn.js", "cairn_bg.wasm", "cairn_bg.wasm.gz", "cairn-fetch.js", "cairn-loader.js", "cairn-worker.js", "cairn-search.js"]
+        );
+        // the folder names the packages: no reader in it, none in the site
+        assert!(web.reader.as_ref().unwrap_err().contains("no keyword reader package in"));
         // a folder that holds the reader's package gives it
         std::fs::write(dir.join("cairn_reader.js"), b"export default 2;").unwrap();
         std::fs::write(dir.join("cairn_reader_bg.wasm"), b"\0asm\x01\0\0\0").unwrap();
