@@ -164,7 +164,7 @@ fn reader_package(pkg: Option<&Path>) -> Result<[Cow<'static, [u8]>; 2], String>
 /// read; no `pkg` given, nothing embedded and no checkout `pkg/`.
 pub fn web_files(pkg: Option<&Path>) -> Result<WebFiles, String> {
     if let Some(dir) = pkg {
-        return read_folder(dir);
+        return read_folder(dir, reader_package(Some(dir)));
     }
     match generated::EMBEDDED {
         Ok((js, wasm)) => {
@@ -173,7 +173,8 @@ pub fn web_files(pkg: Option<&Path>) -> Result<WebFiles, String> {
         Err(why) => {
             let checkout = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/pkg"));
             if PKG_FILES.iter().all(|f| checkout.join(f).is_file()) {
-                return read_folder(checkout);
+                // the checkout's packages: pkg/ and pkg-reader/
+                return read_folder(checkout, reader_package(None));
             }
             Err(format!(
                 "this cairn binary has no wasm package built in ({why}) and there is no {}: pass \
@@ -185,8 +186,8 @@ pub fn web_files(pkg: Option<&Path>) -> Result<WebFiles, String> {
     }
 }
 
-/// The wasm package in `dir`.
-fn read_folder(dir: &Path) -> Result<WebFiles, String> {
+/// The wasm package in `dir`, with the keyword reader's package `reader`.
+fn read_folder(dir: &Path, reader: Result<[Cow<'static, [u8]>; 2], String>) -> Result<WebFiles, String> {
     let read = |f: &str| -> Result<Cow<'static, [u8]>, String> {
         let path = dir.join(f);
         if !path.is_file() {
@@ -200,7 +201,7 @@ fn read_folder(dir: &Path) -> Result<WebFiles, String> {
     WebFiles::new(
         [read(PKG_FILES[0])?, read(PKG_FILES[1])?],
         Source::Folder(dir.to_path_buf()),
-        reader_package(Some(dir)),
+        reader,
     )
 }
 
