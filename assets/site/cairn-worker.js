@@ -306,6 +306,17 @@ function startEngine(full) {
   return engine;
 }
 
+/**
+ * Start the engine with its files once the first keyword result is on its way to the screen (or
+ * after a moment when no search comes), so that its megabytes do not share that result's
+ * bandwidth.
+ */
+function startEngineAfterFirst() {
+  Promise.race([firstResult, new Promise((resolve) => { setTimeout(resolve, 1500); })])
+    .then(() => startEngine(true))
+    .then((c) => c.loadFull(), () => {});
+}
+
 self.onmessage = async ({ data }) => {
   if (data.type === 'open') {
     if (opening) return;
@@ -318,12 +329,7 @@ self.onmessage = async ({ data }) => {
         const cost = method === 'bm25' ? 0 : fullCost();
         post({ type: 'opened', manifest, method, cost, timings: { ...timings, loadMs: performance.now() - t0 } });
         post({ type: 'texts', ok: true, textsMs: 0 });
-        // the engine's files wait for the first keyword result, so that they do not share its
-        // bandwidth (or for a moment, when no search comes)
-        if (method !== 'bm25' && data.full !== false) {
-          Promise.race([firstResult, new Promise((resolve) => { setTimeout(resolve, 1500); })])
-            .then(() => startEngine(true));
-        }
+        if (method !== 'bm25' && data.full !== false) startEngineAfterFirst();
         return;
       }
       // a site without the keyword reader: the engine's keyword part answers BM25
@@ -345,7 +351,7 @@ self.onmessage = async ({ data }) => {
     }
   } else if (data.type === 'full') {
     await opening?.catch(() => {});
-    if (reader) startEngine(true).then((c) => c.loadFull(), () => {});
+    if (reader) startEngineAfterFirst();
     else cairn?.loadFull();
   } else if (data.type === 'search') {
     try {
