@@ -188,10 +188,10 @@ fn future_version_is_rejected_with_its_version() {
     let mut bytes = index.to_bytes().unwrap();
     bytes[8..12].copy_from_slice(&(FORMAT_VERSION + 1).to_le_bytes());
     let err = load(&bytes, &e).unwrap_err();
-    assert!(matches!(err, Error::IndexVersion { found: 5, supported: 4 }), "{err}");
+    assert!(matches!(err, Error::IndexVersion { found: 6, supported: 5 }), "{err}");
     assert_eq!(
         err.to_string(),
-        "the index file has format version 5; this Cairn reads version 4 and older: update Cairn or rebuild the index"
+        "the index file has format version 6; this Cairn reads version 5 and older: update Cairn or rebuild the index"
     );
 }
 
