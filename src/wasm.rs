@@ -210,20 +210,20 @@ struct SearchHit<'a> {
 /// Hit number `rank` (from 1) of `index` for the query whose index terms are `terms`, with the
 /// query terms' UTF-16 ranges in its text and title; `None` for a passage not in the corpus.
 fn search_hit<'a>(
-    index: &'a crate::Index,
+    searcher: &crate::search::Searcher<'a>,
     terms: &std::collections::HashSet<String>,
     rank: usize,
     hit: &crate::index::Hit,
 ) -> Option<SearchHit<'a>> {
-    let p = index.corpus().get(hit.passage)?;
+    let p = searcher.index().corpus().get(hit.passage)?;
     Some(SearchHit {
         rank,
         id: &p.id,
         title: &p.title,
         text: &p.text,
         score: hit.score,
-        highlights: utf16_ranges(&p.text, &index.highlights(terms, &p.text)),
-        title_highlights: utf16_ranges(&p.title, &index.highlights(terms, &p.title)),
+        highlights: utf16_ranges(&p.text, &searcher.highlights(terms, &p.text)),
+        title_highlights: utf16_ranges(&p.title, &searcher.highlights(terms, &p.title)),
     })
 }
 
@@ -448,17 +448,17 @@ impl Engine {
     /// seeds, entities, paths: [{nodes, edges, probability}]}]}` for the top `k` of `query`
     /// (options as `search`; the method must be `hipporag` or `catrag`).
     #[wasm_bindgen(unchecked_return_type = "SearchExplanation")]
-    pub fn explain(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
+    pub fn explain(&mut self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
         let (k, method, query_options) = search_options_with_query(options)?;
-        let index = self.index()?;
+        self.index()?;
         if method.graph_method().is_none() {
             return Err(js_err(format!(
                 "explain needs a graph method (hipporag, catrag), not {:?}",
                 method.name()
             )));
         }
-        let found = index.run(query, k, method, query_options).map_err(js_err)?;
-        let e = index.explain_result(&found, &ExplainConfig::default()).map_err(js_err)?;
+        let found = self.inner.search(query, k, method, query_options).map_err(js_err)?;
+        let e = self.inner.explain(&found, &ExplainConfig::default()).map_err(js_err)?;
         to_js(&e).map_err(js_err)
     }
 
@@ -468,18 +468,18 @@ impl Engine {
     /// ranks by meaning alone (`dense`, `dense-minilm`, `cage`) answered a query none of whose
     /// words occurs in any passage (every other method returns no hit then). Options as `search`.
     #[wasm_bindgen(js_name = searchExplained, unchecked_return_type = "{ hits: SearchHit[]; explanation: SearchExplanation | null; weak: string | null }")]
-    pub fn search_explained(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
+    pub fn search_explained(&mut self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
         let (k, method, query_options) = search_options_with_query(options)?;
         let found = self.inner.search(query, k, method, query_options).map_err(js_err)?;
-        let index = self.index()?;
+        let searcher = self.inner.searcher().map_err(js_err)?;
         let explanation = if method.graph_method().is_some() && method.cage_first_stage().is_none() {
-            Some(index.explain_result(&found, &ExplainConfig::default()).map_err(js_err)?)
+            Some(searcher.explain_result(&found, &ExplainConfig::default()).map_err(js_err)?)
         } else {
             None
         };
-        let terms = index.result_terms(&found);
+        let terms = searcher.result_terms(&found);
         let hits =
-            found.hits.iter().enumerate().filter_map(|(rank, h)| search_hit(index, &terms, rank + 1, h)).collect();
+            found.hits.iter().enumerate().filter_map(|(rank, h)| search_hit(&searcher, &terms, rank + 1, h)).collect();
         to_js(&ExplainedSearch { hits, explanation, weak: found.trace.weak }).map_err(js_err)
     }
 
@@ -513,13 +513,13 @@ impl Engine {
     /// Misspelt words match their near spellings unless the engine's `bm25.typos` is false.
     /// Throws when the engine is not built, the method is unknown or k is not 1–1000.
     #[wasm_bindgen(unchecked_return_type = "SearchHit[]")]
-    pub fn search(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
+    pub fn search(&mut self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
         let (k, method, query_options) = search_options_with_query(options)?;
         let found = self.inner.search(query, k, method, query_options).map_err(js_err)?;
-        let index = self.index()?;
-        let terms = index.result_terms(&found);
+        let searcher = self.inner.searcher().map_err(js_err)?;
+        let terms = searcher.result_terms(&found);
         let out: Vec<SearchHit> =
-            found.hits.iter().enumerate().filter_map(|(rank, h)| search_hit(index, &terms, rank + 1, h)).collect();
+            found.hits.iter().enumerate().filter_map(|(rank, h)| search_hit(&searcher, &terms, rank + 1, h)).collect();
         serde_wasm_bindgen::to_value(&out).map_err(js_err)
     }
 
@@ -686,13 +686,13 @@ impl Engine {
     /// With `reset` they go back to 0 after being read.
     #[doc(hidden)]
     #[wasm_bindgen(js_name = __runCounts)]
-    pub fn run_counts(&self, reset: bool) -> Vec<u32> {
+    pub fn run_counts(&mut self, reset: bool) -> Vec<u32> {
         let Some(c) = self.inner.run_counts() else {
             return vec![0, 0];
         };
         let (first, graph) = c.get();
         if reset {
-            c.reset();
+            self.inner.reset_run_counts();
         }
         vec![first, graph]
     }
@@ -959,11 +959,11 @@ impl Engine {
     /// (`cage` answering a query none of whose words occurs in any passage), `weak` with the
     /// reason. Throws when graph embeddings are missing (`cageMissing`).
     #[wasm_bindgen(js_name = cageSearch)]
-    pub fn cage_search(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
+    pub fn cage_search(&mut self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
         let (k, method) = cage_method(options)?;
         let found = self.inner.search(query, k, method, crate::index::QueryOptions::default()).map_err(js_err)?;
-        let index = self.index()?;
-        let terms = index.result_terms(&found);
+        let searcher = self.inner.searcher().map_err(js_err)?;
+        let terms = searcher.result_terms(&found);
         let out: Vec<CageHit> = found
             .hits
             .iter()
@@ -971,7 +971,7 @@ impl Engine {
             .enumerate()
             .filter_map(|(rank, (h, r))| {
                 Some(CageHit {
-                    hit: search_hit(index, &terms, rank + 1, h)?,
+                    hit: search_hit(&searcher, &terms, rank + 1, h)?,
                     relevance: r.relevance,
                     coherence: r.coherence,
                     weak: found.trace.weak,

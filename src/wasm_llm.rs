@@ -29,7 +29,7 @@ use wasm_bindgen::prelude::*;
 use super::{from_js, js_err, search_hit, search_options, to_js, Engine, SearchHit, SearchOptionsArg};
 use crate::catrag::tiering::{run_async, TierMemo, TierPlan, TierSession};
 use crate::catrag::{CatragConfig, ExplainConfig, Tier};
-use crate::search::{GraphStep, SearchResult};
+use crate::search::{GraphStep, Query, SearchResult};
 use crate::llm::{ChatMessage, ChatRequest, FetchClient, LlmConfig};
 
 /// An OpenAI-compatible chat endpoint reached with `fetch` from the page's worker.
@@ -374,19 +374,6 @@ impl LlmEndpoint {
     }
 }
 
-/// Query NER answered beforehand ([`LlmEndpoint::entities`]): the names CatRAG anchors on for
-/// one planned search.
-struct GivenEntities(Vec<String>);
-
-impl crate::catrag::EntityRecognizer for GivenEntities {
-    fn name(&self) -> &str {
-        "llm-ner"
-    }
-    fn entities(&self, _query: &str) -> crate::error::Result<Vec<String>> {
-        Ok(self.0.clone())
-    }
-}
-
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct LlmGraphBuild {
@@ -433,17 +420,8 @@ impl Engine {
         if method != crate::index::Method::Catrag {
             return Err(js_err(format!("LLM tiers are for the method catrag, not {:?}", method.name())));
         }
-        let names: Vec<String> = names.unwrap_or_default().into_iter().filter(|n| !n.trim().is_empty()).collect();
-        let given = !names.is_empty();
-        if given {
-            self.index_mut()?.set_entity_recognizer(Box::new(GivenEntities(names))).map_err(js_err)?;
-        }
-        let index = self.index()?;
-        let step = index.prepare_graph(query, k, method);
-        if given {
-            self.index_mut()?.clear_entity_recognizer();
-        }
-        let step = step.map_err(js_err)?;
+        let query = Query::new(query, k, method).with_entities(names.unwrap_or_default());
+        let step = self.inner.prepare_graph(&query).map_err(js_err)?;
         let index = self.index()?;
         let plan = match (&step, index.graph()) {
             (GraphStep::Prepared(p), Some(graph)) => TierPlan::new(&p.query.tier_requests(graph)),
@@ -482,7 +460,6 @@ impl Engine {
         if method != crate::index::Method::Catrag {
             return Err(js_err(format!("LLM tiers are for the method catrag, not {:?}", method.name())));
         }
-        let index = self.index()?;
         if !plan.plan.batches.is_empty() && plan.plan.query != crate::text::fold::nfc(query).as_ref() {
             return Err(js_err("searchWithTiers: the plan was made for another query"));
         }
@@ -492,22 +469,22 @@ impl Engine {
             GraphStep::Done(found) => found,
             GraphStep::Prepared(prepared) => {
                 let tiers = plan.tiers.borrow_mut().take().unwrap_or_default();
-                index.finish_graph(prepared, &format!("llm:{model}"), tiers).map_err(js_err)?
+                self.inner.finish_graph(prepared, &format!("llm:{model}"), tiers).map_err(js_err)?
             }
         };
+        let searcher = self.inner.searcher().map_err(js_err)?;
         let explanation = if explain {
-            Some(index.explain_result(&found, &ExplainConfig::default()).map_err(js_err)?)
+            Some(searcher.explain_result(&found, &ExplainConfig::default()).map_err(js_err)?)
         } else {
             None
         };
-        let index: &crate::Index = index;
-        let terms = index.result_terms(&found);
+        let terms = searcher.result_terms(&found);
         let retrieval = found.trace.retrieval.clone().ok_or_else(|| js_err("the graph search left no retrieval"))?;
         let hits = found
             .hits
             .iter()
             .enumerate()
-            .filter_map(|(rank, h)| search_hit(index, &terms, rank + 1, h))
+            .filter_map(|(rank, h)| search_hit(&searcher, &terms, rank + 1, h))
             .collect();
         let out = TieredSearch {
             hits,

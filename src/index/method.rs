@@ -669,9 +669,9 @@ mod tests {
             corpus.add(p).unwrap();
         }
         let index = crate::index::Index::build(corpus, &crate::index::IndexConfig::default()).unwrap();
-        let want = index.search("mountain river", 3, Method::Bm25).unwrap();
+        let want = index.searcher().search("mountain river", 3, Method::Bm25).unwrap();
         assert_eq!(want.len(), 2);
-        assert_eq!(index.search("mountain river", 3, m).unwrap(), want);
+        assert_eq!(index.searcher().search("mountain river", 3, m).unwrap(), want);
         assert!(index.supports(m));
     }
     /// The TypeScript type of `methods()` (in the wasm module, not compiled natively) names the

@@ -37,12 +37,12 @@ fn options(k: usize, method: &str) -> SearchOptionsArg {
     o.unchecked_into()
 }
 
-fn search_with(engine: &Engine, q: &str, k: usize, method: &str) -> Vec<Hit> {
+fn search_with(engine: &mut Engine, q: &str, k: usize, method: &str) -> Vec<Hit> {
     serde_wasm_bindgen::from_value(engine.search(q, Some(options(k, method))).map_err(message).unwrap())
         .unwrap()
 }
 
-fn search(engine: &Engine, q: &str, k: usize) -> Vec<Hit> {
+fn search(engine: &mut Engine, q: &str, k: usize) -> Vec<Hit> {
     search_with(engine, q, k, "bm25")
 }
 
@@ -66,7 +66,7 @@ fn wasm_search_equals_native_for_every_method() {
         let got: Vec<Expected> = common::questions()
             .into_iter()
             .map(|q| {
-                let hits = search_with(&engine, &q, common::K, method);
+                let hits = search_with(&mut engine, &q, common::K, method);
                 assert!(hits.iter().enumerate().all(|(i, h)| h.rank == i + 1));
                 Expected {
                     ids: hits.iter().map(|h| h.id.clone()).collect(),
@@ -96,7 +96,7 @@ fn an_empty_engine_like_another_shares_its_embedder() {
     let got: Vec<Expected> = common::questions()
         .into_iter()
         .map(|q| {
-            let hits = search_with(&engine, &q, common::K, "dense");
+            let hits = search_with(&mut engine, &q, common::K, "dense");
             Expected {
                 ids: hits.iter().map(|h| h.id.clone()).collect(),
                 scores: hits.iter().map(|h| h.score).collect(),
@@ -127,7 +127,7 @@ fn highlights_are_utf16_ranges_of_query_words() {
         .map_err(message)
         .unwrap();
     engine.build(None).map_err(message).unwrap();
-    let hits = search(&engine, "zola novel", 5);
+    let hits = search(&mut engine, "zola novel", 5);
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].title, "Émile");
     // "𝄞" is two UTF-16 units: "Zola" starts at 2 + 1 + 5 + 1 = 9, "novels" at 19.
@@ -148,13 +148,13 @@ fn errors_are_js_errors_with_actionable_messages() {
         1
     );
     engine.build(None).map_err(message).unwrap();
-    assert_eq!(search(&engine, "alpha", 5).len(), 1);
+    assert_eq!(search(&mut engine, "alpha", 5).len(), 1);
     // A rejected batch after build leaves the index built and searchable.
     let e = engine.add_jsonl("dup.jsonl", "{\"id\":\"a\",\"text\":\"again\"}").err().map(message).unwrap();
     assert_eq!(e, "passage \"a\": this id is already in the corpus");
     let e = engine.add_jsonl("bad.jsonl", "{\"id\":\"b\",\"text\":\"x\"}\n{").err().map(message).unwrap();
     assert!(e.starts_with("bad.jsonl, line 2: not valid JSON"), "{e}");
-    assert_eq!(search(&engine, "alpha", 5).len(), 1);
+    assert_eq!(search(&mut engine, "alpha", 5).len(), 1);
     let bad_k = js_sys::Object::new();
     js_sys::Reflect::set(&bad_k, &"k".into(), &JsValue::from(0.5)).unwrap();
     let e = engine.search("alpha", Some(bad_k.unchecked_into())).err().map(message).unwrap();
@@ -178,11 +178,11 @@ fn truncate_undoes_a_partly_added_batch() {
     assert!(engine.add_document("one.md", "Gamma lake.").is_err());
     engine.truncate(1);
     engine.build(None).map_err(message).unwrap();
-    assert_eq!(search(&engine, "alpha", 5).len(), 1);
-    assert!(search(&engine, "beta", 5).is_empty());
+    assert_eq!(search(&mut engine, "alpha", 5).len(), 1);
+    assert!(search(&mut engine, "beta", 5).is_empty());
     // Truncating to the current size changes nothing and keeps the index built.
     engine.truncate(1);
-    assert_eq!(search(&engine, "alpha", 5).len(), 1);
+    assert_eq!(search(&mut engine, "alpha", 5).len(), 1);
 }
 
 #[wasm_bindgen_test]
@@ -194,7 +194,7 @@ fn documents_split_into_passages() {
         .unwrap();
     assert_eq!(n, 2);
     engine.build(None).map_err(message).unwrap();
-    let hits = search(&engine, "alps", 5);
+    let hits = search(&mut engine, "alps", 5);
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].id, "notes.md#2");
     assert_eq!(hits[0].title, "notes.md › Mountains");
@@ -243,7 +243,7 @@ fn attached_vectors_rank_dense_minilm_with_a_js_query_embedder() {
 
     engine.attach_vectors("minilm", 2, vectors, embed).map_err(message).unwrap();
     assert_eq!(available(&engine), vec!["bm25", "dense-minilm"]);
-    let hits = search_with(&engine, "b", 3, "dense-minilm");
+    let hits = search_with(&mut engine, "b", 3, "dense-minilm");
     let ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
     assert_eq!(ids, vec!["p2", "p1", "p3"]);
     let want = [10f32, 50.0, 70.0].map(|d| rad(d).cos());
@@ -304,7 +304,7 @@ fn knowledge_graph_builds_explains_and_grows() {
     let e = engine.passage_graph("zzz").err().map(message).unwrap();
     assert!(e.contains("no passage has the id"), "{e}");
 
-    let hits = search_with(&engine, "Who was the father of the husband of Teutberga?", 3, "catrag");
+    let hits = search_with(&mut engine, "Who was the father of the husband of Teutberga?", 3, "catrag");
     assert_eq!(hits.len(), 3);
     let x: serde_json::Value = serde_wasm_bindgen::from_value(
         engine.explain("Who was the father of the husband of Teutberga?", Some(options(3, "catrag"))).map_err(message).unwrap(),
@@ -343,7 +343,7 @@ fn built_sample_with_graph() -> Engine {
 
 #[wasm_bindgen_test]
 fn saved_index_has_the_native_bytes_and_loads_with_identical_rankings() {
-    let engine = built_sample_with_graph();
+    let mut engine = built_sample_with_graph();
     let bytes = engine.save_index().map_err(message).unwrap();
     assert_eq!(format!("{} {:08x}", bytes.len(), crc32fast::hash(&bytes)), INDEX_DIGEST.trim());
     let mut loaded = Engine::new(None).map_err(message).unwrap();
@@ -358,9 +358,9 @@ fn saved_index_has_the_native_bytes_and_loads_with_identical_rankings() {
     for method in ["bm25", "dense", "hybrid", "hipporag", "catrag"] {
         for q in common::questions() {
             let a: Vec<(String, f32)> =
-                search_with(&engine, &q, 10, method).into_iter().map(|h| (h.id, h.score)).collect();
+                search_with(&mut engine, &q, 10, method).into_iter().map(|h| (h.id, h.score)).collect();
             let b: Vec<(String, f32)> =
-                search_with(&loaded, &q, 10, method).into_iter().map(|h| (h.id, h.score)).collect();
+                search_with(&mut loaded, &q, 10, method).into_iter().map(|h| (h.id, h.score)).collect();
             assert_eq!(a, b, "{method}: {q}");
         }
     }
@@ -371,8 +371,8 @@ fn saved_index_has_the_native_bytes_and_loads_with_identical_rankings() {
     let mut again = Engine::new(None).map_err(message).unwrap();
     assert_eq!(again.add_jsonl("shared.jsonl", &jsonl).map_err(message).unwrap(), 100);
     again.build(None).map_err(message).unwrap();
-    assert_eq!(search(&again, "Playboy Club", 5).iter().map(|h| h.id.clone()).collect::<Vec<_>>(),
-        search(&engine, "Playboy Club", 5).iter().map(|h| h.id.clone()).collect::<Vec<_>>());
+    assert_eq!(search(&mut again, "Playboy Club", 5).iter().map(|h| h.id.clone()).collect::<Vec<_>>(),
+        search(&mut engine, "Playboy Club", 5).iter().map(|h| h.id.clone()).collect::<Vec<_>>());
 }
 
 /// A static site's index in three parts (`cairn index` writes them natively): the keyword
@@ -380,7 +380,7 @@ fn saved_index_has_the_native_bytes_and_loads_with_identical_rankings() {
 /// and then the extras complete it to the whole index.
 #[wasm_bindgen_test]
 fn a_site_index_answers_from_its_keyword_part_and_completes_with_its_texts_and_extras() {
-    let engine = built_sample_with_graph();
+    let mut engine = built_sample_with_graph();
     let whole = engine.save_index().map_err(message).unwrap();
     let (native, _) = cairn::index::Index::from_bytes(
         &whole,
@@ -395,8 +395,8 @@ fn a_site_index_answers_from_its_keyword_part_and_completes_with_its_texts_and_e
     assert!(!site.texts_loaded());
     assert_eq!(available(&site), vec!["bm25"]);
     for q in common::questions() {
-        let want = search(&engine, &q, 10);
-        let got = search(&site, &q, 10);
+        let want = search(&mut engine, &q, 10);
+        let got = search(&mut site, &q, 10);
         assert_eq!(got.len(), want.len(), "{q}");
         for (g, w) in got.iter().zip(&want) {
             assert_eq!((g.rank, &g.id, &g.title, g.score), (w.rank, &w.id, &w.title, w.score), "{q}");
@@ -420,9 +420,9 @@ fn a_site_index_answers_from_its_keyword_part_and_completes_with_its_texts_and_e
     for method in ["bm25", "dense", "hybrid", "hipporag", "catrag"] {
         for q in common::questions() {
             let a: Vec<(String, String, f32)> =
-                search_with(&engine, &q, 10, method).into_iter().map(|h| (h.id, h.text, h.score)).collect();
+                search_with(&mut engine, &q, 10, method).into_iter().map(|h| (h.id, h.text, h.score)).collect();
             let b: Vec<(String, String, f32)> =
-                search_with(&site, &q, 10, method).into_iter().map(|h| (h.id, h.text, h.score)).collect();
+                search_with(&mut site, &q, 10, method).into_iter().map(|h| (h.id, h.text, h.score)).collect();
             assert_eq!(a, b, "{method}: {q}");
         }
     }
@@ -454,7 +454,7 @@ fn load_index_rejects_bad_files_with_their_own_messages_and_keeps_the_engine() {
     let e = target.load_index(b"hello", None).err().map(message).unwrap();
     assert!(e.starts_with("not a Cairn index file"), "{e}");
     // Still the engine it was: built, searchable.
-    assert_eq!(search(&target, "Playboy Club", 3).len(), 3);
+    assert_eq!(search(&mut target, "Playboy Club", 3).len(), 3);
 }
 
 // --- CAGE over stored graph embeddings: the main package builds the inputs of passages without
@@ -513,7 +513,7 @@ fn cage_stored_embeddings_with_equal_values_give_dense_order() {
     }
     assert!(available(&engine).contains(&"cage".to_string()), "every passage has its Z");
     let q = "Which hotel houses the Playboy Club?";
-    let dense = search_with(&engine, q, 20, "dense");
+    let dense = search_with(&mut engine, q, 20, "dense");
     let (lo, hi) = (dense.last().unwrap().score, dense[0].score);
     let hits: Vec<CageHit> =
         serde_wasm_bindgen::from_value(engine.cage_search(q, Some(options(5, "cage"))).map_err(message).unwrap())
@@ -547,7 +547,7 @@ fn the_page_runs_each_stage_once_per_query() {
     assert_eq!(hits.len(), 5);
     assert_eq!(out["explanation"]["passages"].as_array().unwrap().len(), 5);
     // The same hits as `search`, which also runs one graph search.
-    let plain = search_with(&engine, q, 5, "catrag");
+    let plain = search_with(&mut engine, q, 5, "catrag");
     assert_eq!(engine.run_counts(true), vec![2, 2]);
     let ids: Vec<&str> = hits.iter().map(|h| h["id"].as_str().unwrap()).collect();
     assert_eq!(ids, plain.iter().map(|h| h.id.as_str()).collect::<Vec<_>>());

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use cairn::catrag::ExplainConfig;
 use cairn::index::{Index, Method};
+use cairn::search::Query;
 use clap::Args;
 use serde_json::json;
 
@@ -52,7 +53,7 @@ pub(crate) fn query(a: QueryArgs) -> CliResult<()> {
         if method.graph_method().is_none() {
             return Err(format!("--explain needs a graph method (hipporag or catrag), not {method}"));
         }
-        let ex = index.explain(&q, a.k, method, &ExplainConfig::default()).map_err(|e| e.to_string())?;
+        let ex = index.searcher().explain(&q, a.k, method, &ExplainConfig::default()).map_err(|e| e.to_string())?;
         if !a.json {
             out!("{}", explain_tree(&index, &q, &ex));
             return Ok(());
@@ -68,7 +69,7 @@ pub(crate) fn query(a: QueryArgs) -> CliResult<()> {
         outln!("{v}");
         return Ok(());
     }
-    let found = index.run(&q, a.k, method, Default::default()).map_err(|e| e.to_string())?;
+    let found = index.searcher().run(&Query::new(q.as_str(), a.k, method)).map_err(|e| e.to_string())?;
     let hits = &found.hits;
     if a.json {
         let hits: Vec<serde_json::Value> = hits
