@@ -589,14 +589,14 @@ pub type OpenIe<'a> = dyn Fn(&crate::Passage, u32, &[Triple]) -> Vec<Triple> + '
 /// Optional extras of an evaluation run ([`evaluate_with`]).
 #[derive(Default)]
 pub struct EvalHooks<'a> {
-    /// Makes the edge tierer CatRAG uses in every index built (set with
-    /// [`Index::set_edge_tierer`]); `None`: the offline embedding-similarity tierer.
+    /// Makes the edge tierer CatRAG uses in every searcher (set with
+    /// [`Searcher::set_edge_tierer`]); `None`: the offline embedding-similarity tierer.
     pub tierer: Option<&'a dyn Fn() -> Box<dyn EdgeTierer>>,
     /// Generates an answer to a question from its top-5 passages `(title, text)`, best first.
     /// An error scores 0 and counts in [`AnswerScores::failed`].
     pub answerer: Option<&'a mut Answerer<'a>>,
-    /// Makes the query NER CatRAG's anchoring uses in every index built (set with
-    /// [`Index::set_entity_recognizer`]); `None`: the rule-based query NER.
+    /// Makes the query NER CatRAG's anchoring uses in every searcher (set with
+    /// [`Searcher::set_entity_recognizer`]); `None`: the rule-based query NER.
     pub recognizer: Option<&'a dyn Fn() -> Box<dyn crate::catrag::EntityRecognizer>>,
     /// OpenIE for the graph methods instead of the rule-based triples: called with a corpus
     /// passage, its corpus index and its rule-based triples, returns the triples to index (the

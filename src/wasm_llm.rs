@@ -402,7 +402,7 @@ struct TieredSearch<'a> {
 #[wasm_bindgen]
 impl Engine {
     /// The first half of a CatRAG search with LLM tiers: the query's seeds, key-fact boost and
-    /// coarse pruning ([`crate::Index::prepare_graph`]; no PPR, no I/O), and the batches to
+    /// coarse pruning ([`crate::search::Searcher::prepare_graph`]; no PPR, no I/O), and the batches to
     /// tier. Options as `search`; the method must be `catrag`. `names`: the query's entities by
     /// LLM NER ([`LlmEndpoint::entities`]) for the symbolic anchoring; absent or empty: the
     /// rule-based query NER.

@@ -1,7 +1,7 @@
-//! CatRAG's LLM tiering: the CLI's path (the blocking driver inside `Index::search_graph`, as
-//! `cairn eval --llm` runs it) and the page's path (`Index::prepare_graph`, the asynchronous
+//! CatRAG's LLM tiering: the CLI's path (the blocking driver inside `Searcher::search_graph`, as
+//! `cairn eval --llm` runs it) and the page's path (`Searcher::prepare_graph`, the asynchronous
 //! driver the wasm module runs over `fetch`, here over the same scripted endpoint and polled to
-//! completion by a blocking executor, then `Index::finish_graph`) give the same calls, the same
+//! completion by a blocking executor, then `Searcher::finish_graph`) give the same calls, the same
 //! tiers and the same ranking for the same configuration and the same endpoint answers.
 
 #![cfg(not(target_arch = "wasm32"))]

@@ -377,7 +377,7 @@ impl CatragConfig {
 /// Finds the entity mentions of a query for CatRAG's symbolic anchoring (docs/method/spec.md §3 channel B,
 /// "optional LLM NER"), instead of the text pipeline's rule-based query NER
 /// ([`crate::text::Pipeline::query_entities`]). Set on an index with
-/// [`crate::Index::set_entity_recognizer`]. An error or an empty list makes the index fall back
+/// [`crate::search::Searcher::set_entity_recognizer`]. An error or an empty list makes the searcher fall back
 /// to the rule-based mentions for that query (the recognizer counts its own failures).
 pub trait EntityRecognizer {
     /// Named in reports (for example `llm-ner:smollm2`).

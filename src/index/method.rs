@@ -376,7 +376,7 @@ impl Method {
     /// Whether the method ranks by meaning alone, so that a query sharing no word with any
     /// passage (a paraphrase) still has answers: those whose stage is dense (`dense`,
     /// `dense-minilm` and `cage`, which reranks `dense`). The "nothing matches" rule
-    /// ([`crate::index::Index::nothing_matches`]) does not apply to them; every other method
+    /// ([`crate::search::Searcher::nothing_matches`]) does not apply to them; every other method
     /// answers a query none of whose terms occurs in the corpus with no hit.
     pub fn ranks_by_meaning_alone(self) -> bool {
         matches!(self.stage(), Stage::Dense(_))

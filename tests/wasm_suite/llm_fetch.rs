@@ -75,8 +75,8 @@ async fn fetch_client_against_the_fault_server() {
 }
 
 /// CatRAG's LLM tiering in wasm as the page runs it: the graph search prepared up to its tiers
-/// (`Index::prepare_graph`, no PPR), the tiering state machine's asynchronous driver over fetch
-/// (the fault server's /tiers route rates every edge "high"), then `Index::finish_graph` (PPR
+/// (`Searcher::prepare_graph`, no PPR), the tiering state machine's asynchronous driver over fetch
+/// (the fault server's /tiers route rates every edge "high"), then `Searcher::finish_graph` (PPR
 /// once).
 #[wasm_bindgen_test]
 async fn tiering_over_fetch_between_the_search_halves() {
