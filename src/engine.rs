@@ -19,7 +19,7 @@ use std::rc::Rc;
 use serde::Serialize;
 
 use crate::cage::{Cage, EncoderKey, GraphEmbeddings};
-use crate::catrag::{ExplainConfig, Retriever, Tier};
+use crate::catrag::{ExplainConfig, Retriever};
 use crate::corpus::{Corpus, Passage};
 use crate::embed::{Embedder, VectorMatrix};
 use crate::error::{Error, Result};
@@ -27,7 +27,7 @@ use crate::extract::{ExtractStats, Triple};
 use crate::index::{
     EmbedderSlot, GraphBuildReport, GraphStage, Index, IndexConfig, KnowledgeGraph, LoadNotes, Method, QueryOptions,
 };
-use crate::search::{GraphStep, PreparedGraphSearch, Query, RunCounts, SearchExplanation, SearchResult, Searcher};
+use crate::search::{GraphStep, Query, QueryResult, RunCounts, SearchExplanation, SearchResult, Searcher};
 
 /// A long step of the engine, for progress reports: `(phase, done, total)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -611,27 +611,22 @@ impl Engine {
         self.with_searcher(|s| s.run(query))
     }
 
-    /// The first half of a graph search whose edge tiers come from elsewhere (the page's LLM
-    /// tiering; [`Searcher::prepare_graph`]).
+    /// The one door of a query ([`Searcher::query`]): the result with its trace, the hits as
+    /// shown and, when asked, the explanation of the same search.
     ///
     /// # Errors
-    /// [`Error::NotBuilt`]; as [`Searcher::prepare_graph`].
-    pub fn prepare_graph(&mut self, query: &Query) -> Result<GraphStep> {
-        self.with_searcher(|s| s.prepare_graph(query))
+    /// [`Error::NotBuilt`]; as [`Searcher::query`].
+    pub fn query(&mut self, query: &Query) -> Result<QueryResult> {
+        self.with_searcher(|s| s.query(query))
     }
 
-    /// The second half of a graph search after [`Engine::prepare_graph`], with the tiers of
-    /// its batches from `tierer` ([`Searcher::finish_graph`]).
+    /// The graph walk of `query` up to its edge tiers, for tiers from an asynchronous endpoint
+    /// ([`Searcher::plan`]); give it back in [`Query::tiers`](crate::search::Query::tiers).
     ///
     /// # Errors
-    /// [`Error::NotBuilt`]; as [`Searcher::finish_graph`].
-    pub fn finish_graph(
-        &mut self,
-        prepared: PreparedGraphSearch,
-        tierer: &str,
-        tiers: Vec<Option<Vec<Tier>>>,
-    ) -> Result<SearchResult> {
-        self.with_searcher(|s| s.finish_graph(prepared, tierer, tiers))
+    /// [`Error::NotBuilt`]; as [`Searcher::plan`].
+    pub fn plan(&mut self, query: &Query) -> Result<GraphStep> {
+        self.with_searcher(|s| s.plan(query))
     }
 
     /// `f` with a [`Searcher`] over the built index that reuses the engine's PPR buffers; the

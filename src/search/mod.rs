@@ -187,6 +187,47 @@ pub struct SearchResult {
     pub trace: Trace,
 }
 
+/// One hit as every front end shows it (the CLI, the page, the site widget): the passage, its
+/// score and where the query's terms are in its text and title.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HitView {
+    /// Position in the ranking, from 1.
+    pub rank: usize,
+    /// Internal passage index (see [`Corpus::get`]).
+    pub passage: u32,
+    /// The passage's id, title and text.
+    pub id: String,
+    /// The passage's title.
+    pub title: String,
+    /// The passage's text.
+    pub text: String,
+    /// The method's score ([`Hit::score`]).
+    pub score: f32,
+    /// Byte ranges of `text` whose index term is one of the query's (after the expansion the
+    /// search ran: typos, prefix completion), in order ([`Searcher::highlights`]).
+    pub highlights: Vec<(usize, usize)>,
+    /// The same for `title`.
+    pub title_highlights: Vec<(usize, usize)>,
+    /// A CAGE method's relevance term of this hit (the first stage's score min–max normalised
+    /// over the candidates, or its cosine); `None` for the other methods.
+    pub relevance: Option<f32>,
+    /// A CAGE method's coherence term of this hit; `None` for the other methods.
+    pub coherence: Option<f32>,
+}
+
+/// What [`Searcher::query`] gives: the search's result with its trace, the hits as shown, and,
+/// when asked for a graph method, the explanation of the same search.
+#[derive(Debug, Clone)]
+pub struct QueryResult {
+    /// The ranked hits and the [`Trace`] of how they were found.
+    pub result: SearchResult,
+    /// One view per hit, in hit order.
+    pub hits: Vec<HitView>,
+    /// Why each hit ranked ([`Searcher::explain_result`]), when [`Query::explain`] asked and the
+    /// method is a graph method (`hipporag`, `catrag`); `None` otherwise.
+    pub explanation: Option<SearchExplanation>,
+}
+
 impl SearchResult {
     /// A graph method's result as a [`GraphSearch`] (its hits and retrieval); `None` for a
     /// method that walked no graph.
@@ -311,8 +352,8 @@ struct CatragInputs {
     lexical_scores: Vec<f32>,
 }
 
-/// One query: what a [`Searcher`] is asked.
-#[derive(Debug, Clone, PartialEq)]
+/// One query: what a [`Searcher`] is asked ([`Searcher::query`], [`Searcher::run`]).
+#[derive(Debug, Clone)]
 pub struct Query {
     /// The query text (composed to NFC before anything reads it).
     pub text: String,
@@ -327,12 +368,39 @@ pub struct Query {
     /// located in the text for its span. Empty (the default): the searcher's recognizer if it
     /// has one, else the text pipeline's rule-based query NER.
     pub entities: Vec<String>,
+    /// [`Searcher::query`] also explains a graph method's hits ([`Searcher::explain_result`],
+    /// read from the same search). Default false.
+    pub explain: bool,
+    /// CatRAG's edge tiers given from outside the searcher (the page's asynchronous LLM
+    /// endpoint): the graph walk [`Searcher::plan`] prepared for this query and its batches'
+    /// tiers. `None` (the default): the searcher's tierer tiers the walk.
+    pub tiers: Option<GivenTiers>,
+}
+
+/// A graph walk prepared by [`Searcher::plan`] and the tiers of its batches, given back with the
+/// query ([`Query::tiers`]): the search resumes from the walk instead of preparing it again.
+#[derive(Debug, Clone)]
+pub struct GivenTiers {
+    /// The planned walk (or, for a query that walks nothing, its finished result).
+    pub step: GraphStep,
+    /// Who tiered (`llm:{model}`), reported when the walk has batches.
+    pub tierer: String,
+    /// `tiers[i]` for batch i; `None`, a missing entry or one of the wrong length is Weak.
+    pub tiers: Vec<Option<Vec<crate::catrag::Tier>>>,
 }
 
 impl Query {
     /// `text`, top `k`, by `method`, without options or entity names.
     pub fn new(text: impl Into<String>, k: usize, method: Method) -> Query {
-        Query { text: text.into(), k, method, options: QueryOptions::default(), entities: Vec::new() }
+        Query {
+            text: text.into(),
+            k,
+            method,
+            options: QueryOptions::default(),
+            entities: Vec::new(),
+            explain: false,
+            tiers: None,
+        }
     }
 
     /// The same query with `options`.
@@ -466,6 +534,51 @@ impl<'i> Searcher<'i> {
         QueryContext::new(self.index, query, QueryOptions::default()).nothing_matches(false)
     }
 
+    /// The one door of a query: [`Searcher::run`], then, when `query.explain` asks and the
+    /// method is a graph method, [`Searcher::explain_result`] of that same search, and the hits
+    /// as every front end shows them ([`HitView`]). The search runs once.
+    ///
+    /// # Errors
+    /// As [`Searcher::run`]; [`Error::MissingGraph`] should the explanation find no graph.
+    pub fn query(&mut self, query: &Query) -> Result<QueryResult> {
+        let result = self.run(query)?;
+        let method = result.method;
+        let explanation = if query.explain && method.graph_method().is_some() && method.cage_first_stage().is_none() {
+            Some(self.explain_result(&result, &ExplainConfig::default())?)
+        } else {
+            None
+        };
+        let hits = self.hit_views(&result);
+        Ok(QueryResult { result, hits, explanation })
+    }
+
+    /// The hits of `result` as shown ([`HitView`]): passage, score, the query terms' byte
+    /// ranges in text and title, and a CAGE method's relevance and coherence.
+    pub fn hit_views(&self, result: &SearchResult) -> Vec<HitView> {
+        let terms = self.result_terms(result);
+        result
+            .hits
+            .iter()
+            .enumerate()
+            .filter_map(|(i, h)| {
+                let p = self.index.corpus.get(h.passage)?;
+                let reranked = result.trace.reranked.get(i);
+                Some(HitView {
+                    rank: i + 1,
+                    passage: h.passage,
+                    id: p.id.clone(),
+                    title: p.title.clone(),
+                    text: p.text.clone(),
+                    score: h.score,
+                    highlights: self.highlights(&terms, &p.text),
+                    title_highlights: self.highlights(&terms, &p.title),
+                    relevance: reranked.map(|r| r.relevance),
+                    coherence: reranked.map(|r| r.coherence),
+                })
+            })
+            .collect()
+    }
+
     /// The top `k` passages for `query` by `method`, best first; ties break by passage id
     /// ([`Searcher::run`] without options, its hits only).
     ///
@@ -505,14 +618,18 @@ impl<'i> Searcher<'i> {
         let (k, method, options) = (query.k, query.method, query.options);
         let ctx = QueryContext::of(self.index, query);
         let mut trace = Trace::default();
+        let mut given = query.tiers.clone();
+        if given.is_some() && method.graph_method().is_none() {
+            return Err(Error::Config(format!("edge tiers were given for {}, which walks no graph", method.name())));
+        }
         // (BM25 returns nothing by itself then; a graph method's own gate keeps the retrieval
         // that says why, for an explanation.)
         let hits = if method.gated() && ctx.nothing_matches(options.prefix) {
             Vec::new()
         } else if method.cage_first_stage().is_some() {
-            self.cage_stage(&ctx, k, method, &mut trace)?
+            self.cage_stage(&ctx, k, method, &mut trace, &mut given)?
         } else {
-            self.first_stage(&ctx, k, method, &mut trace)?
+            self.first_stage(&ctx, k, method, &mut trace, &mut given)?
         };
         trace.prefix = options.prefix;
         if method.ranks_by_meaning_alone() && !hits.is_empty() && ctx.nothing_matches(options.prefix) {
@@ -525,12 +642,25 @@ impl<'i> Searcher<'i> {
 
     /// A first stage: `method`'s own top `k` (BM25, dense, hybrid or a graph method). Graph
     /// methods leave their retrieval in `trace`.
-    fn first_stage(&mut self, ctx: &QueryContext<'_>, k: usize, method: Method, trace: &mut Trace) -> Result<Vec<Hit>> {
-        self.counts.first_stages += 1;
+    fn first_stage(
+        &mut self,
+        ctx: &QueryContext<'_>,
+        k: usize,
+        method: Method,
+        trace: &mut Trace,
+        given: &mut Option<GivenTiers>,
+    ) -> Result<Vec<Hit>> {
+        // a walk resumed from its plan was counted when it was planned
+        if given.is_none() {
+            self.counts.first_stages += 1;
+        }
         let prefix = ctx.options().prefix;
         Ok(match method.stage() {
             Stage::Graph(gm) => {
-                let (hits, retrieval) = self.graph_stage(ctx, k, method, gm)?;
+                let (hits, retrieval) = match given.take() {
+                    Some(g) => self.resume_graph(ctx, method, g)?,
+                    None => self.graph_stage(ctx, k, method, gm)?,
+                };
                 trace.retrieval = Some(retrieval);
                 hits
             }
@@ -562,7 +692,14 @@ impl<'i> Searcher<'i> {
     /// A CAGE method (docs/method/spec.md §4): its first stage's top N ([`crate::cage::CageConfig::candidates`],
     /// 20) once, each candidate's relevance, coherence over their stored graph embeddings (an
     /// N × N cosine matrix; no encoder runs) fused with α, the top `k`.
-    fn cage_stage(&mut self, ctx: &QueryContext<'_>, k: usize, method: Method, trace: &mut Trace) -> Result<Vec<Hit>> {
+    fn cage_stage(
+        &mut self,
+        ctx: &QueryContext<'_>,
+        k: usize,
+        method: Method,
+        trace: &mut Trace,
+        given: &mut Option<GivenTiers>,
+    ) -> Result<Vec<Hit>> {
         let z = self.index.cage_ready()?;
         let first = method.cage_first_stage().ok_or_else(|| Error::UnknownMethod {
             name: method.name().to_string(),
@@ -584,7 +721,7 @@ impl<'i> Searcher<'i> {
         let candidates = if first.gated() && ctx.nothing_matches(false) {
             Vec::new()
         } else {
-            self.first_stage(ctx, self.index.config.cage.candidates, first, trace)?
+            self.first_stage(ctx, self.index.config.cage.candidates, first, trace, given)?
         };
         let rerank_start = crate::index::knowledge::now_ms();
         let scores: Vec<f32> = candidates.iter().map(|h| h.score).collect();
@@ -656,6 +793,57 @@ impl<'i> Searcher<'i> {
         };
         let (tierer, answered) = self.tier_batches(&prepared, method)?;
         self.graph_finish(prepared, k, query_is_zero, &tierer, answered)
+    }
+
+    /// A graph walk resumed from its plan ([`Searcher::plan`]) with the tiers given for it:
+    /// the plan's result when it walked nothing, else one PPR run and the ranking.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when the plan was made for another query or method; PPR's errors.
+    fn resume_graph(&mut self, ctx: &QueryContext<'_>, method: Method, given: GivenTiers) -> Result<(Vec<Hit>, Retrieval)> {
+        let (planned_method, planned_text) = match &given.step {
+            GraphStep::Done(r) => (r.method, r.query.as_str()),
+            GraphStep::Prepared(p) => (p.method, p.text.as_str()),
+        };
+        if planned_method != method || planned_text != ctx.text() {
+            return Err(Error::Config(format!(
+                "the edge tiers were planned for {} on {planned_text:?}, not {} on {:?}: plan the query again",
+                planned_method.name(),
+                method.name(),
+                ctx.text()
+            )));
+        }
+        match given.step {
+            GraphStep::Done(found) => {
+                let retrieval = found.trace.retrieval.ok_or(Error::MissingGraph { method: method.name().to_string() })?;
+                Ok((found.hits, retrieval))
+            }
+            GraphStep::Prepared(p) => self.graph_finish(p.query, p.k, p.query_is_zero, &given.tierer, given.tiers),
+        }
+    }
+
+    /// The graph walk of `query` up to its edge tiers, for tiers that come from elsewhere (the
+    /// page's asynchronous LLM endpoint): [`Searcher::prepare_graph`] of the method's walk —
+    /// the method's own (`hipporag`, `catrag`) or its first stage's (`catrag+cage`, with
+    /// [`crate::cage::CageConfig::candidates`] hits). Give it back in [`Query::tiers`] with the
+    /// tiers of its batches; the search then resumes from it (one first stage, one graph search
+    /// in all).
+    ///
+    /// # Errors
+    /// [`Error::UnknownMethod`] for a method that walks no graph; as
+    /// [`Searcher::prepare_graph`].
+    pub fn plan(&mut self, query: &Query) -> Result<GraphStep> {
+        let (walk, depth) = match query.method.cage_first_stage() {
+            Some(first) => (first, self.index.config.cage.candidates),
+            None => (query.method, query.k),
+        };
+        if walk.graph_method().is_none() {
+            return Err(Error::UnknownMethod {
+                name: query.method.name().to_string(),
+                known: Method::all().filter(|m| m.graph_method().is_some()).map(Method::name).collect::<Vec<_>>().join(", "),
+            });
+        }
+        self.prepare_graph(&Query { method: walk, k: depth, tiers: None, ..query.clone() })
     }
 
     /// The edge tiers of a prepared query's batches from the attached tierer (an LLM tierer

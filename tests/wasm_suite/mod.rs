@@ -3,7 +3,7 @@
 //! (via the committed expected file that `tests/bm25_parity.rs` checks natively), and its
 //! errors are JS `Error`s with messages a user can act on.
 
-use cairn::wasm::{Engine, SearchOptionsArg};
+use cairn::wasm::{Engine, QueryArg};
 use serde::Deserialize;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -30,16 +30,29 @@ fn message(e: wasm_bindgen::JsError) -> String {
 const TABLE: &[u8] = include_bytes!("../../assets/static-minilm.bin");
 const VOCAB: &str = include_str!("../../assets/minilm-vocab.txt");
 
-fn options(k: usize, method: &str) -> SearchOptionsArg {
+/// `{query: q, k, method}` (explain off), as the page sends it.
+fn query(q: &str, k: usize, method: &str) -> QueryArg {
     let o = js_sys::Object::new();
+    js_sys::Reflect::set(&o, &"query".into(), &q.into()).unwrap();
     js_sys::Reflect::set(&o, &"k".into(), &JsValue::from(k as f64)).unwrap();
     js_sys::Reflect::set(&o, &"method".into(), &method.into()).unwrap();
     o.unchecked_into()
 }
 
+/// [`query`] with `explain` on.
+fn explained(q: &str, k: usize, method: &str) -> QueryArg {
+    let o: QueryArg = query(q, k, method);
+    js_sys::Reflect::set(&o, &"explain".into(), &true.into()).unwrap();
+    o
+}
+
+/// `Engine.query`'s whole answer.
+fn ask(engine: &mut Engine, q: QueryArg) -> serde_json::Value {
+    serde_wasm_bindgen::from_value(engine.query(q, None).map_err(message).unwrap()).unwrap()
+}
+
 fn search_with(engine: &mut Engine, q: &str, k: usize, method: &str) -> Vec<Hit> {
-    serde_wasm_bindgen::from_value(engine.search(q, Some(options(k, method))).map_err(message).unwrap())
-        .unwrap()
+    serde_json::from_value(ask(engine, query(q, k, method))["hits"].clone()).unwrap()
 }
 
 fn search(engine: &mut Engine, q: &str, k: usize) -> Vec<Hit> {
@@ -56,7 +69,7 @@ fn wasm_search_equals_native_for_every_method() {
     assert_eq!(engine.add_jsonl("corpus.jsonl", common::CORPUS).map_err(message).unwrap(), 100);
     engine.build(None).map_err(message).unwrap();
     assert_eq!(available(&engine), vec!["bm25"]);
-    let e = engine.search("x", Some(options(5, "dense"))).err().map(message).unwrap();
+    let e = engine.query(query("x", 5, "dense"), None).err().map(message).unwrap();
     assert!(e.contains("needs the static embedder"), "{e}");
     // Loading the embedder after build embeds the built index's passages at once.
     engine.load_static_embedder(TABLE, VOCAB, None).map_err(message).unwrap();
@@ -139,7 +152,7 @@ fn highlights_are_utf16_ranges_of_query_words() {
 #[wasm_bindgen_test]
 fn errors_are_js_errors_with_actionable_messages() {
     let mut engine = Engine::new(None).map_err(message).unwrap();
-    let e = engine.search("anything", None).err().map(message).unwrap();
+    let e = engine.query(query("anything", 5, "bm25"), None).err().map(message).unwrap();
     assert!(e.contains("not built"), "{e}");
     let e = engine.add_jsonl("bad.jsonl", "{\"text\":\"ok\"}\n{\"text\": oops}").err().map(message).unwrap();
     assert!(e.starts_with("bad.jsonl, line 2: not valid JSON"), "{e}");
@@ -155,14 +168,14 @@ fn errors_are_js_errors_with_actionable_messages() {
     let e = engine.add_jsonl("bad.jsonl", "{\"id\":\"b\",\"text\":\"x\"}\n{").err().map(message).unwrap();
     assert!(e.starts_with("bad.jsonl, line 2: not valid JSON"), "{e}");
     assert_eq!(search(&mut engine, "alpha", 5).len(), 1);
-    let bad_k = js_sys::Object::new();
-    js_sys::Reflect::set(&bad_k, &"k".into(), &JsValue::from(0.5)).unwrap();
-    let e = engine.search("alpha", Some(bad_k.unchecked_into())).err().map(message).unwrap();
+    let bad_k = js_sys::JSON::parse(r#"{"query":"alpha","k":0.5}"#).unwrap();
+    let e = engine.query(bad_k.unchecked_into(), None).err().map(message).unwrap();
     assert!(e.contains("k must be a whole number"), "{e}");
-    let bad_method = js_sys::Object::new();
-    js_sys::Reflect::set(&bad_method, &"method".into(), &"colbert".into()).unwrap();
-    let e = engine.search("alpha", Some(bad_method.unchecked_into())).err().map(message).unwrap();
+    let e = engine.query(query("alpha", 5, "colbert"), None).err().map(message).unwrap();
     assert!(e.contains("unknown method \"colbert\""), "{e}");
+    let unknown = js_sys::JSON::parse(r#"{"query":"alpha","methd":"bm25"}"#).unwrap();
+    let e = engine.query(unknown.unchecked_into(), None).err().map(message).unwrap();
+    assert!(e.starts_with("invalid query") && e.contains("methd"), "{e}");
     let bad_config = js_sys::JSON::parse("{\"bm25\":{\"k\":1}}").unwrap();
     let e = Engine::new(Some(bad_config.unchecked_into())).err().map(message).unwrap();
     assert!(e.starts_with("invalid configuration"), "{e}");
@@ -257,7 +270,7 @@ fn attached_vectors_rank_dense_minilm_with_a_js_query_embedder() {
     engine2.add_passages(js_sys::JSON::parse(r#"[{"text":"x"}]"#).unwrap()).map_err(message).unwrap();
     engine2.build(None).map_err(message).unwrap();
     engine2.attach_vectors("minilm", 2, vec![1.0, 0.0], bad).map_err(message).unwrap();
-    let e = engine2.search("q", Some(options(1, "dense-minilm"))).err().map(message).unwrap();
+    let e = engine2.query(query("q", 1, "dense-minilm"), None).err().map(message).unwrap();
     assert!(e.contains("embedQuery must return a Float32Array"), "{e}");
 
     // a new build drops the attached vectors
@@ -306,14 +319,13 @@ fn knowledge_graph_builds_explains_and_grows() {
 
     let hits = search_with(&mut engine, "Who was the father of the husband of Teutberga?", 3, "catrag");
     assert_eq!(hits.len(), 3);
-    let x: serde_json::Value = serde_wasm_bindgen::from_value(
-        engine.explain("Who was the father of the husband of Teutberga?", Some(options(3, "catrag"))).map_err(message).unwrap(),
-    )
-    .unwrap();
+    let out = ask(&mut engine, explained("Who was the father of the husband of Teutberga?", 3, "catrag"));
+    let x = &out["explanation"];
     assert_eq!(x["passages"].as_array().unwrap().len(), 3);
     assert_eq!(x["method"], "catrag");
-    let e = engine.explain("x", Some(options(3, "bm25"))).err().map(message).unwrap();
-    assert!(e.contains("needs a graph method"), "{e}");
+    assert_eq!(out["tierer"], "embedding-similarity");
+    // a method that walks no graph has no explanation
+    assert!(ask(&mut engine, explained("x", 3, "bm25"))["explanation"].is_null());
 
     // adding a passage and building again extends the graph (only the new passage is extracted)
     let more = js_sys::JSON::parse(r#"[{"id":"d","title":"Lothair I","text":"Lothair I was emperor. He was born in 795."}]"#).unwrap();
@@ -515,9 +527,10 @@ fn cage_stored_embeddings_with_equal_values_give_dense_order() {
     let q = "Which hotel houses the Playboy Club?";
     let dense = search_with(&mut engine, q, 20, "dense");
     let (lo, hi) = (dense.last().unwrap().score, dense[0].score);
-    let hits: Vec<CageHit> =
-        serde_wasm_bindgen::from_value(engine.cage_search(q, Some(options(5, "cage"))).map_err(message).unwrap())
-            .unwrap();
+    let out = ask(&mut engine, query(q, 5, "cage"));
+    assert_eq!(out["candidates"], 20);
+    assert!(out["rerankMs"].as_f64().is_some_and(|ms| ms >= 0.0), "{}", out["rerankMs"]);
+    let hits: Vec<CageHit> = serde_json::from_value(out["hits"].clone()).unwrap();
     assert_eq!(hits.len(), 5);
     // equal coherence everywhere min–maxes to 0: the fused score is α · relevance
     let alpha = cairn::cage::CageConfig::default().alpha;
@@ -527,74 +540,88 @@ fn cage_stored_embeddings_with_equal_values_give_dense_order() {
         assert!((h.relevance - r).abs() < 1e-5 && (h.score - alpha * r).abs() < 1e-5, "{} {}", h.relevance, r);
         assert!((h.coherence - 1.0).abs() < 1e-5);
     }
-    let e = engine.cage_search(q, Some(options(5, "dense"))).err().map(message).unwrap();
-    assert!(e.contains("CAGE method"), "{e}");
+    // the other methods' hits carry no CAGE terms
+    assert!(ask(&mut engine, query(q, 5, "dense"))["hits"][0].get("relevance").is_none());
 }
 
 /// "Work is done once per query", counted by the engine's test hook (`__runCounts`:
-/// `[firstStages, graphSearches]`): the page's graph search with its explanation runs the graph
-/// search once, and a CAGE search over CatRAG runs its first stage once.
+/// `[firstStages, graphSearches]`): the page's one query door with its explanation runs the
+/// graph search once, and a CAGE query over CatRAG runs its first stage once.
 #[wasm_bindgen_test]
 fn the_page_runs_each_stage_once_per_query() {
     let mut engine = built_sample_with_graph();
     let q = "Which hotel houses the Playboy Club?";
     engine.run_counts(true);
-    let out: serde_json::Value =
-        serde_wasm_bindgen::from_value(engine.search_explained(q, Some(options(5, "catrag"))).map_err(message).unwrap())
-            .unwrap();
-    assert_eq!(engine.run_counts(false), vec![1, 1], "search with its explanation");
+    let out = ask(&mut engine, explained(q, 5, "catrag"));
+    assert_eq!(engine.run_counts(false), vec![1, 1], "a query with its explanation");
     let hits = out["hits"].as_array().unwrap();
     assert_eq!(hits.len(), 5);
     assert_eq!(out["explanation"]["passages"].as_array().unwrap().len(), 5);
-    // The same hits as `search`, which also runs one graph search.
+    // The same hits without the explanation, which also runs one graph search.
     let plain = search_with(&mut engine, q, 5, "catrag");
     assert_eq!(engine.run_counts(true), vec![2, 2]);
     let ids: Vec<&str> = hits.iter().map(|h| h["id"].as_str().unwrap()).collect();
     assert_eq!(ids, plain.iter().map(|h| h.id.as_str()).collect::<Vec<_>>());
-    // `explain` on its own: one graph search.
-    engine.explain(q, Some(options(5, "catrag"))).map_err(message).unwrap();
-    assert_eq!(engine.run_counts(true), vec![1, 1]);
     // A non-graph method has no explanation and no graph search.
-    let out: serde_json::Value =
-        serde_wasm_bindgen::from_value(engine.search_explained(q, Some(options(5, "bm25"))).map_err(message).unwrap())
-            .unwrap();
+    let out = ask(&mut engine, explained(q, 5, "bm25"));
     assert!(out["explanation"].is_null());
     assert_eq!(engine.run_counts(true), vec![1, 0]);
 
     // catrag+cage: every passage's graph embedding stored (equal rows: this counts runs), then
-    // one CAGE search runs CatRAG once as its first stage.
+    // one CAGE query runs CatRAG once as its first stage.
     let n = common::CORPUS.lines().filter(|l| !l.trim().is_empty()).count() as u32;
     engine.cage_store(7, (0..n).collect(), &vec![1.0f32; n as usize * 4], 4).map_err(message).unwrap();
     assert!(available(&engine).contains(&"catrag+cage".to_string()));
     engine.run_counts(true);
-    let hits: Vec<serde_json::Value> = serde_wasm_bindgen::from_value(
-        engine.cage_search(q, Some(options(5, "catrag+cage"))).map_err(message).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(hits.len(), 5);
+    let out = ask(&mut engine, explained(q, 5, "catrag+cage"));
+    assert_eq!(out["hits"].as_array().unwrap().len(), 5);
     assert_eq!(engine.run_counts(false), vec![1, 1], "first stages, graph searches");
 }
 
-/// The page's CatRAG search with LLM tiers as the worker runs it (`planLlmTiers`, the endpoint's
-/// tiers, `searchWithTiers` with its explanation): one first stage and one graph search per
-/// query. The endpoint's answers arrive between the two calls and touch no index (`LlmEndpoint::
-/// tier` reads only the plan); here the plan goes unanswered, so every batch is Weak.
+/// The page's query with LLM tiers as the worker runs it (`planLlmTiers`, the endpoint's tiers,
+/// `query(q, plan)` with its explanation): one first stage and one graph search per query, for
+/// catrag and for catrag+cage (whose first stage's walk takes the tiers, then CAGE reranks). The
+/// endpoint's answers arrive between the two calls and touch no index (`LlmEndpoint::tier` reads
+/// only the plan); here the plan goes unanswered, so every batch is Weak.
 #[wasm_bindgen_test]
 fn the_page_runs_one_graph_search_with_llm_tiers() {
     let mut engine = built_sample_with_graph();
+    let endpoint = cairn::wasm::LlmEndpoint::new(r#"{"base_url":"http://127.0.0.1:9","model":"m"}"#, None)
+        .map_err(message)
+        .unwrap();
     let q = "Which hotel houses the Playboy Club?";
     engine.run_counts(true);
-    let plan = engine.plan_llm_tiers(q, Some(options(5, "catrag")), None).map_err(message).unwrap();
+    let plan = engine.plan_llm_tiers(explained(q, 5, "catrag"), &endpoint).map_err(message).unwrap();
     assert_eq!(engine.run_counts(false), vec![1, 1], "the plan prepares the graph search");
-    let out: serde_json::Value = serde_wasm_bindgen::from_value(
-        engine.search_with_tiers(q, Some(options(5, "catrag")), &plan, "m", true).map_err(message).unwrap(),
-    )
-    .unwrap();
+    let plan = JsValue::from(plan);
+    let out: serde_json::Value =
+        serde_wasm_bindgen::from_value(engine.query(explained(q, 5, "catrag"), Some(plan.clone())).map_err(message).unwrap())
+            .unwrap();
     assert_eq!(engine.run_counts(false), vec![1, 1], "the tiered search and its explanation add none");
     assert_eq!(out["hits"].as_array().unwrap().len(), 5);
     assert_eq!(out["explanation"]["passages"].as_array().unwrap().len(), 5);
+    assert_eq!(out["tierer"], "llm:m");
+    assert!(out["tierFailures"].as_u64().unwrap() > 0, "unanswered batches are Weak, counted");
     // The same passages as the offline search with Weak tiers is not asserted: the offline
-    // search tiers by embedding similarity. A plan is searched once.
-    let again = engine.search_with_tiers(q, Some(options(5, "catrag")), &plan, "m", false).err().map(message).unwrap();
-    assert!(again.contains("already searched"), "{again}");
+    // search tiers by embedding similarity. A plan is used once.
+    let again = engine.query(explained(q, 5, "catrag"), Some(plan)).err().map(message).unwrap();
+    assert!(again.contains("LlmPlan"), "{again}");
+    // Another query than the plan's is refused.
+    let plan = JsValue::from(engine.plan_llm_tiers(query(q, 5, "catrag"), &endpoint).map_err(message).unwrap());
+    let e = engine.query(query("another question", 5, "catrag"), Some(plan)).err().map(message).unwrap();
+    assert!(e.contains("plan the query again"), "{e}");
+
+    // catrag+cage with LLM tiers: the plan walks the first stage (CAGE's candidates), the query
+    // resumes it and reranks; still one first stage and one graph search.
+    let n = common::CORPUS.lines().filter(|l| !l.trim().is_empty()).count() as u32;
+    engine.cage_store(7, (0..n).collect(), &vec![1.0f32; n as usize * 4], 4).map_err(message).unwrap();
+    engine.run_counts(true);
+    let plan = JsValue::from(engine.plan_llm_tiers(query(q, 5, "catrag+cage"), &endpoint).map_err(message).unwrap());
+    let out: serde_json::Value =
+        serde_wasm_bindgen::from_value(engine.query(query(q, 5, "catrag+cage"), Some(plan)).map_err(message).unwrap()).unwrap();
+    assert_eq!(engine.run_counts(false), vec![1, 1], "plan and rerank: one walk");
+    assert_eq!(out["hits"].as_array().unwrap().len(), 5);
+    assert_eq!(out["tierer"], "llm:m");
+    assert!(out["rerankMs"].as_f64().is_some(), "CAGE reranked the tiered walk");
+    assert!(out["hits"][0]["coherence"].as_f64().is_some());
 }
