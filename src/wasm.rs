@@ -132,6 +132,9 @@ extern "C" {
     /// `Query` in TypeScript.
     #[wasm_bindgen(typescript_type = "Query")]
     pub type QueryArg;
+    /// An `LlmPlan` given to `Engine.query` (optional arguments need a named type to be typed `?`).
+    #[wasm_bindgen(typescript_type = "LlmPlan")]
+    pub type LlmPlanArg;
     /// `ProgressCallback` in TypeScript.
     #[wasm_bindgen(typescript_type = "ProgressCallback")]
     pub type ProgressArg;
@@ -572,10 +575,10 @@ impl Engine {
     pub fn query(
         &mut self,
         query: QueryArg,
-        #[wasm_bindgen(unchecked_param_type = "LlmPlan")] plan: Option<JsValue>,
+        plan: Option<LlmPlanArg>,
     ) -> Result<JsValue, JsError> {
         let mut query = query_of(query)?;
-        if let Some(plan) = plan.filter(|p| !p.is_undefined() && !p.is_null()) {
+        if let Some(plan) = plan.map(JsValue::from).filter(|p| !p.is_undefined() && !p.is_null()) {
             query.tiers = Some(llm_api::given_tiers(plan)?);
         }
         let out = self.inner.query(&query).map_err(js_err)?;

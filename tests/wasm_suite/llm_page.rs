@@ -186,7 +186,7 @@ async fn llm_ner_names_anchor_the_graph_search() {
     let tiers_endpoint = endpoint("tiers", json!({}));
     let anchors = |engine: &mut Engine, names: Option<Vec<String>>| -> Vec<(String, bool)> {
         let plan = engine.plan_llm_tiers(query(q, 3, names.clone()), &tiers_endpoint).map_err(message).unwrap();
-        let out = engine.query(query(q, 3, names), Some(JsValue::from(plan))).map_err(message).unwrap();
+        let out = engine.query(query(q, 3, names), Some(JsValue::from(plan).unchecked_into())).map_err(message).unwrap();
         let out: Value = serde_wasm_bindgen::from_value(out).unwrap();
         out["explanation"]["retrieval"]["anchors"]
             .as_array()

@@ -595,7 +595,7 @@ fn the_page_runs_one_graph_search_with_llm_tiers() {
     assert_eq!(engine.run_counts(false), vec![1, 1], "the plan prepares the graph search");
     let plan = JsValue::from(plan);
     let out: serde_json::Value =
-        serde_wasm_bindgen::from_value(engine.query(explained(q, 5, "catrag"), Some(plan.clone())).map_err(message).unwrap())
+        serde_wasm_bindgen::from_value(engine.query(explained(q, 5, "catrag"), Some(plan.clone().unchecked_into())).map_err(message).unwrap())
             .unwrap();
     assert_eq!(engine.run_counts(false), vec![1, 1], "the tiered search and its explanation add none");
     assert_eq!(out["hits"].as_array().unwrap().len(), 5);
@@ -604,11 +604,11 @@ fn the_page_runs_one_graph_search_with_llm_tiers() {
     assert!(out["tierFailures"].as_u64().unwrap() > 0, "unanswered batches are Weak, counted");
     // The same passages as the offline search with Weak tiers is not asserted: the offline
     // search tiers by embedding similarity. A plan is used once.
-    let again = engine.query(explained(q, 5, "catrag"), Some(plan)).err().map(message).unwrap();
+    let again = engine.query(explained(q, 5, "catrag"), Some(plan.unchecked_into())).err().map(message).unwrap();
     assert!(again.contains("LlmPlan"), "{again}");
     // Another query than the plan's is refused.
     let plan = JsValue::from(engine.plan_llm_tiers(query(q, 5, "catrag"), &endpoint).map_err(message).unwrap());
-    let e = engine.query(query("another question", 5, "catrag"), Some(plan)).err().map(message).unwrap();
+    let e = engine.query(query("another question", 5, "catrag"), Some(plan.unchecked_into())).err().map(message).unwrap();
     assert!(e.contains("plan the query again"), "{e}");
 
     // catrag+cage with LLM tiers: the plan walks the first stage (CAGE's candidates), the query
@@ -618,7 +618,7 @@ fn the_page_runs_one_graph_search_with_llm_tiers() {
     engine.run_counts(true);
     let plan = JsValue::from(engine.plan_llm_tiers(query(q, 5, "catrag+cage"), &endpoint).map_err(message).unwrap());
     let out: serde_json::Value =
-        serde_wasm_bindgen::from_value(engine.query(query(q, 5, "catrag+cage"), Some(plan)).map_err(message).unwrap()).unwrap();
+        serde_wasm_bindgen::from_value(engine.query(query(q, 5, "catrag+cage"), Some(plan.unchecked_into())).map_err(message).unwrap()).unwrap();
     assert_eq!(engine.run_counts(false), vec![1, 1], "plan and rerank: one walk");
     assert_eq!(out["hits"].as_array().unwrap().len(), 5);
     assert_eq!(out["tierer"], "llm:m");
