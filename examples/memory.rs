@@ -109,7 +109,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         phase_end(&format!("{} and the rest of the build (CSR, search structures)", c.name()), &mut phases);
     }
     let index = engine.into_index()?;
-    let hits = index.search("Who directed the film?", 10, cairn::index::Method::Catrag)?;
+    let hits = index.searcher().search("Who directed the film?", 10, cairn::index::Method::Catrag)?;
     std::hint::black_box(hits);
     phase_end("one catrag search", &mut phases);
     let parts = index.memory_breakdown();

@@ -50,7 +50,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm()?);
     index.attach_embedder(EmbedderSlot::Static, e.clone(), &mut |_, _| {})?;
     index.build_graph(e, &mut |_, _, _| {})?;
-    let found = index.search_graph(&query, 5, Method::Catrag)?;
+    let found = index.searcher().search_graph(&query, 5, Method::Catrag)?;
     let r = &found.retrieval;
     let graph = index.graph().ok_or("no graph")?;
     let (offsets, targets, weights) = graph.csr().arrays();

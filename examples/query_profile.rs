@@ -36,15 +36,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut marking = std::time::Duration::ZERO;
     for _ in 0..rounds {
         for q in &queries {
-            let found = index.search(q, 10, method)?;
+            let found = index.searcher().search(q, 10, method)?;
             if highlights {
                 // What the page adds per query: the query terms marked in every hit's title and text.
                 let h = Instant::now();
-                let terms = index.query_terms(q);
+                let terms = index.searcher().query_terms(q);
                 for hit in &found {
                     if let Some(p) = index.corpus().get(hit.passage) {
-                        std::hint::black_box(index.highlights(&terms, &p.text));
-                        std::hint::black_box(index.highlights(&terms, &p.title));
+                        std::hint::black_box(index.searcher().highlights(&terms, &p.text));
+                        std::hint::black_box(index.searcher().highlights(&terms, &p.title));
                     }
                 }
                 marking += h.elapsed();

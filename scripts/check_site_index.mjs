@@ -29,6 +29,6 @@ if (manifest.texts) stats = engine.loadIndexTexts(zlib.gunzipSync(read(manifest.
 // the passage vectors and the graph are in the extras
 if (manifest.extras && method !== 'bm25') stats = engine.loadIndexExtras(zlib.gunzipSync(read(manifest.extras)));
 for (const query of queries) {
-  const hits = engine.search(query, { k: 3, method });
+  const { hits } = engine.query({ query, k: 3, method });
   console.log(JSON.stringify({ query, method, passages: stats.passages, links: hits.map((h) => h.id.split(' ')[0]), titles: hits.map((h) => h.title) }));
 }

@@ -102,9 +102,10 @@ pub fn graph_figures(
     // which the page's memory figure (read after this) would then count.
     let mut cases: Vec<(Vec<(u32, f64)>, ArcOverlay)> = Vec::new();
     let mut fallbacks = 0;
+    let mut searcher = index.searcher();
     for q in queries {
         let t = clock();
-        let found = index.search_graph(q, 10, method)?;
+        let found = searcher.search_graph(q, 10, method)?;
         search_ms.push(clock() - t);
         let r = found.retrieval;
         if r.fallback.is_some() || r.teleport.is_empty() {

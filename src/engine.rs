@@ -19,16 +19,15 @@ use std::rc::Rc;
 use serde::Serialize;
 
 use crate::cage::{Cage, EncoderKey, GraphEmbeddings};
-use crate::catrag::ExplainConfig;
+use crate::catrag::{ExplainConfig, Retriever};
 use crate::corpus::{Corpus, Passage};
 use crate::embed::{Embedder, VectorMatrix};
 use crate::error::{Error, Result};
 use crate::extract::{ExtractStats, Triple};
 use crate::index::{
     EmbedderSlot, GraphBuildReport, GraphStage, Index, IndexConfig, KnowledgeGraph, LoadNotes, Method, QueryOptions,
-    RunCounts,
 };
-use crate::search::{SearchExplanation, SearchResult};
+use crate::search::{GraphStep, Query, QueryResult, RunCounts, SearchExplanation, SearchResult, Searcher};
 
 /// A long step of the engine, for progress reports: `(phase, done, total)`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -130,6 +129,10 @@ pub struct Engine {
     /// CAGE's graph embeddings of the last build while passages are being added: the next build
     /// keeps them, so only the new passages need theirs computed.
     carried_cage_z: Option<GraphEmbeddings>,
+    /// The stages the query path ran since the index was built or loaded ([`RunCounts`]).
+    counts: RunCounts,
+    /// The PPR solver's buffers, handed from one query's [`Searcher`] to the next.
+    retriever: Retriever,
 }
 
 impl std::fmt::Debug for Engine {
@@ -160,6 +163,8 @@ impl Engine {
             cage: None,
             carried_graph: None,
             carried_cage_z: None,
+            counts: RunCounts::default(),
+            retriever: Retriever::new(),
         })
     }
 
@@ -205,6 +210,8 @@ impl Engine {
             cage: None,
             carried_graph: None,
             carried_cage_z: None,
+            counts: RunCounts::default(),
+            retriever: Retriever::new(),
         }
     }
 
@@ -401,6 +408,7 @@ impl Engine {
             index.attach_cage(c.clone());
         }
         self.state = State::Built(index);
+        self.counts = RunCounts::default();
         self.index()
     }
 
@@ -490,6 +498,7 @@ impl Engine {
         self.carried_graph = None;
         self.carried_cage_z = None;
         self.state = State::Built(index);
+        self.counts = RunCounts::default();
         Ok(notes)
     }
 
@@ -585,26 +594,83 @@ impl Engine {
         }
     }
 
-    /// One query through [`Index::run`]: the top `k` by `method` with the search's trace.
+    /// One query through a [`Searcher`] over the built index ([`Searcher::run`]): the top `k` by
+    /// `method` with the search's trace.
     ///
     /// # Errors
-    /// [`Error::NotBuilt`]; as [`Index::run`].
-    pub fn search(&self, query: &str, k: usize, method: Method, options: QueryOptions) -> Result<SearchResult> {
-        self.index()?.run(query, k, method, options)
+    /// [`Error::NotBuilt`]; as [`Searcher::run`].
+    pub fn search(&mut self, query: &str, k: usize, method: Method, options: QueryOptions) -> Result<SearchResult> {
+        self.run(&Query::new(query, k, method).with_options(options))
     }
 
-    /// The explanation of a graph method's `result` ([`Index::explain_result`]); runs no search.
+    /// One [`Query`] through a [`Searcher`] over the built index ([`Searcher::run`]).
     ///
     /// # Errors
-    /// [`Error::NotBuilt`]; as [`Index::explain_result`].
+    /// [`Error::NotBuilt`]; as [`Searcher::run`].
+    pub fn run(&mut self, query: &Query) -> Result<SearchResult> {
+        self.with_searcher(|s| s.run(query))
+    }
+
+    /// The one door of a query ([`Searcher::query`]): the result with its trace, the hits as
+    /// shown and, when asked, the explanation of the same search.
+    ///
+    /// # Errors
+    /// [`Error::NotBuilt`]; as [`Searcher::query`].
+    pub fn query(&mut self, query: &Query) -> Result<QueryResult> {
+        self.with_searcher(|s| s.query(query))
+    }
+
+    /// The graph walk of `query` up to its edge tiers, for tiers from an asynchronous endpoint
+    /// ([`Searcher::plan`]); give it back in [`Query::tiers`](crate::search::Query::tiers).
+    ///
+    /// # Errors
+    /// [`Error::NotBuilt`]; as [`Searcher::plan`].
+    pub fn plan(&mut self, query: &Query) -> Result<GraphStep> {
+        self.with_searcher(|s| s.plan(query))
+    }
+
+    /// `f` with a [`Searcher`] over the built index that reuses the engine's PPR buffers; the
+    /// stages it ran are added to the engine's [`RunCounts`].
+    fn with_searcher<T>(&mut self, f: impl FnOnce(&mut Searcher<'_>) -> Result<T>) -> Result<T> {
+        let State::Built(index) = &self.state else {
+            return Err(Error::NotBuilt);
+        };
+        let mut searcher = Searcher::with_retriever(index, std::mem::take(&mut self.retriever));
+        let out = f(&mut searcher);
+        self.counts.add(searcher.counts());
+        self.retriever = searcher.into_retriever();
+        out
+    }
+
+    /// A searcher over the built index for what reads a result without searching again
+    /// (highlights, [`Searcher::explain_result`]).
+    ///
+    /// # Errors
+    /// [`Error::NotBuilt`] while collecting.
+    pub fn searcher(&self) -> Result<Searcher<'_>> {
+        Ok(Searcher::new(self.index()?))
+    }
+
+    /// The explanation of a graph method's `result` ([`Searcher::explain_result`]); runs no
+    /// search.
+    ///
+    /// # Errors
+    /// [`Error::NotBuilt`]; as [`Searcher::explain_result`].
     pub fn explain(&self, result: &SearchResult, config: &ExplainConfig) -> Result<SearchExplanation> {
-        self.index()?.explain_result(result, config)
+        self.searcher()?.explain_result(result, config)
     }
 
-    /// The built index's stage counters ([`RunCounts`]; a test hook). `None` while collecting.
+    /// The stages the query path ran since the index was built or loaded, or since
+    /// [`Engine::reset_run_counts`] ([`RunCounts`]; a test hook). `None` while collecting.
     #[doc(hidden)]
-    pub fn run_counts(&self) -> Option<&RunCounts> {
-        self.index().ok().map(Index::run_counts)
+    pub fn run_counts(&self) -> Option<RunCounts> {
+        self.index().ok().map(|_| self.counts)
+    }
+
+    /// Both stage counters back to 0.
+    #[doc(hidden)]
+    pub fn reset_run_counts(&mut self) {
+        self.counts = RunCounts::default();
     }
 }
 

@@ -29,7 +29,8 @@ use crate::embed::{Embedder, VectorMatrix};
 use crate::error::{Error, Result};
 use crate::extract::Triple;
 use crate::engine::{Engine, Prebuilt};
-use crate::index::{EmbedderSlot, GraphBuildReport, Index, IndexConfig, Method, QueryOptions};
+use crate::index::{EmbedderSlot, GraphBuildReport, Index, IndexConfig, Method};
+use crate::search::{Query, Searcher};
 use crate::text::Pipeline;
 
 /// One multi-hop question with its gold supporting passages and its passage pool.
@@ -588,14 +589,14 @@ pub type OpenIe<'a> = dyn Fn(&crate::Passage, u32, &[Triple]) -> Vec<Triple> + '
 /// Optional extras of an evaluation run ([`evaluate_with`]).
 #[derive(Default)]
 pub struct EvalHooks<'a> {
-    /// Makes the edge tierer CatRAG uses in every index built (set with
-    /// [`Index::set_edge_tierer`]); `None`: the offline embedding-similarity tierer.
+    /// Makes the edge tierer CatRAG uses in every searcher (set with
+    /// [`Searcher::set_edge_tierer`]); `None`: the offline embedding-similarity tierer.
     pub tierer: Option<&'a dyn Fn() -> Box<dyn EdgeTierer>>,
     /// Generates an answer to a question from its top-5 passages `(title, text)`, best first.
     /// An error scores 0 and counts in [`AnswerScores::failed`].
     pub answerer: Option<&'a mut Answerer<'a>>,
-    /// Makes the query NER CatRAG's anchoring uses in every index built (set with
-    /// [`Index::set_entity_recognizer`]); `None`: the rule-based query NER.
+    /// Makes the query NER CatRAG's anchoring uses in every searcher (set with
+    /// [`Searcher::set_entity_recognizer`]); `None`: the rule-based query NER.
     pub recognizer: Option<&'a dyn Fn() -> Box<dyn crate::catrag::EntityRecognizer>>,
     /// OpenIE for the graph methods instead of the rule-based triples: called with a corpus
     /// passage, its corpus index and its rule-based triples, returns the triples to index (the
@@ -700,12 +701,19 @@ fn gold_nodes(index: &Index, graph: &crate::graph::Graph, q: &Question) -> HashS
 }
 
 /// One catrag query under `oracle`'s tiers and key facts ([`Oracle::tiers`], [`Oracle::boost`]):
-/// the graph search's two halves ([`Index::prepare_graph`], [`Index::finish_graph`]) with the
-/// boost's and the tiers' arcs replaced in between.
-fn oracle_run(index: &Index, q: &Question, depth: usize, method: Method, oracle: Oracle) -> Result<crate::search::SearchResult> {
+/// the graph search's two halves ([`Searcher::prepare_graph`], [`Searcher::finish_graph`]) with
+/// the boost's and the tiers' arcs replaced in between.
+fn oracle_run(
+    searcher: &mut Searcher<'_>,
+    q: &Question,
+    depth: usize,
+    method: Method,
+    oracle: Oracle,
+) -> Result<crate::search::SearchResult> {
     use crate::catrag::{OverlayArc, Tier};
     use crate::graph::EdgeType;
-    let mut prepared = match index.prepare_graph(&q.question, depth, method)? {
+    let index = searcher.index();
+    let mut prepared = match searcher.prepare_graph(&Query::new(q.question.as_str(), depth, method))? {
         crate::search::GraphStep::Done(r) => return Ok(r),
         crate::search::GraphStep::Prepared(p) => p,
     };
@@ -747,7 +755,7 @@ fn oracle_run(index: &Index, q: &Question, depth: usize, method: Method, oracle:
             }
         }
     }
-    let (mut name, mut tiers) = index.tier_batches(&prepared.query, method)?;
+    let (mut name, mut tiers) = searcher.tier_batches(&prepared.query, method)?;
     if oracle.tiers && !cfg.no_tier {
         for ((seed, candidates), answer) in prepared.query.batches().into_iter().zip(tiers.iter_mut()) {
             let mut t = answer.take().filter(|t| t.len() == candidates.len()).unwrap_or_else(|| vec![Tier::Weak; candidates.len()]);
@@ -781,32 +789,30 @@ fn oracle_run(index: &Index, q: &Question, depth: usize, method: Method, oracle:
         }
         name = format!("oracle+{name}");
     }
-    index.finish_graph(prepared, &name, tiers)
+    searcher.finish_graph(prepared, &name, tiers)
 }
 
-/// Put the oracle anchors' recognizer on `index` (`on`), or the evaluation's own recognizer
-/// back (`hook`, else none).
-///
-/// # Errors
-/// [`Error::MissingGraph`] when `index` has no graph.
-fn set_anchor_oracle(
-    index: &mut Index,
+/// The evaluation's searcher over `index`: with a graph, CatRAG's tierer from `tierer` (else the
+/// offline one) and its query NER the oracle anchors' recognizer over `questions` when
+/// `oracle_anchors`, else `recognizer`'s (else the rule-based one).
+fn eval_searcher<'i>(
+    index: &'i Index,
     questions: &[Question],
-    on: bool,
-    hook: Option<&dyn Fn() -> Box<dyn crate::catrag::EntityRecognizer>>,
-) -> Result<()> {
+    oracle_anchors: bool,
+    tierer: Option<&dyn Fn() -> Box<dyn EdgeTierer>>,
+    recognizer: Option<&dyn Fn() -> Box<dyn crate::catrag::EntityRecognizer>>,
+) -> Searcher<'i> {
+    let mut searcher = index.searcher();
     if index.graph().is_none() {
-        return Ok(());
+        return searcher;
     }
-    if on {
-        let r = oracle_recognizer(index, questions);
-        index.set_entity_recognizer(Box::new(r))
-    } else if let Some(make) = hook {
-        index.set_entity_recognizer(make())
+    searcher.set_edge_tierer(tierer.map(|make| make()));
+    if oracle_anchors {
+        searcher.set_entity_recognizer(Some(Box::new(oracle_recognizer(index, questions))));
     } else {
-        index.clear_entity_recognizer();
-        Ok(())
+        searcher.set_entity_recognizer(recognizer.map(|make| make()));
     }
+    searcher
 }
 
 #[derive(Default)]
@@ -1087,14 +1093,6 @@ pub fn evaluate_sweep(
             }
             index.attach_vectors(EmbedderSlot::Minilm, e.clone(), m)?;
         }
-        if graph_method && embedder.is_some() {
-            if let Some(make) = tierer_hook {
-                index.set_edge_tierer(make())?;
-            }
-            if let Some(make) = recognizer_hook {
-                index.set_entity_recognizer(make())?;
-            }
-        }
         *index_ms += t.elapsed().as_secs_f64() * 1e3;
         Ok(index)
     };
@@ -1113,10 +1111,10 @@ pub fn evaluate_sweep(
     let config = &config;
     if let Some(idx) = corpus_index.as_mut() {
         idx.set_catrag_config(catrag.clone())?;
-        if anchor_oracles {
-            set_anchor_oracle(idx, &dataset.questions, oracle.anchors, recognizer_hook)?;
-        }
     }
+    let mut corpus_searcher = corpus_index
+        .as_ref()
+        .map(|idx| eval_searcher(idx, &dataset.questions, anchor_oracles && oracle.anchors, tierer_hook, recognizer_hook));
     let mut all = Acc::default();
     let mut by_type: BTreeMap<String, Acc> = BTreeMap::new();
     let mut query_ms = 0.0;
@@ -1125,9 +1123,20 @@ pub fn evaluate_sweep(
     let mut answers = AnswerScores::default();
     let mut graph_report = None;
     for q in &dataset.questions {
-        let mut pool_index;
-        let index = match &corpus_index {
-            Some(idx) => idx,
+        // The question's search, timed.
+        let mut ask = |searcher: &mut Searcher<'_>| -> Result<crate::search::SearchResult> {
+            let t = Instant::now();
+            let found = if oracle.tiers || oracle.boost {
+                oracle_run(searcher, q, depth, method, oracle)?
+            } else {
+                searcher.run(&Query::new(q.question.as_str(), depth, method))?
+            };
+            query_ms += t.elapsed().as_secs_f64() * 1e3;
+            Ok(found)
+        };
+        let pool_index;
+        let (index, found) = match corpus_searcher.as_mut() {
+            Some(s) => (s.index(), ask(s)?),
             None => {
                 let mut pool = Corpus::new();
                 let mut rows = Vec::new();
@@ -1140,21 +1149,19 @@ pub fn evaluate_sweep(
                         }
                     }
                 }
-                pool_index = build(pool, &rows, &mut index_ms)?;
-                pool_index.set_catrag_config(catrag.clone())?;
-                if anchor_oracles {
-                    set_anchor_oracle(&mut pool_index, std::slice::from_ref(q), oracle.anchors, recognizer_hook)?;
-                }
-                &pool_index
+                let mut built = build(pool, &rows, &mut index_ms)?;
+                built.set_catrag_config(catrag.clone())?;
+                pool_index = built;
+                let mut pool_searcher = eval_searcher(
+                    &pool_index,
+                    std::slice::from_ref(q),
+                    anchor_oracles && oracle.anchors,
+                    tierer_hook,
+                    recognizer_hook,
+                );
+                (&pool_index, ask(&mut pool_searcher)?)
             }
         };
-        let t = Instant::now();
-        let found = if oracle.tiers || oracle.boost {
-            oracle_run(index, q, depth, method, oracle)?
-        } else {
-            index.run(&q.question, depth, method, QueryOptions::default())?
-        };
-        query_ms += t.elapsed().as_secs_f64() * 1e3;
         if let (true, None, Some(retrieval)) = (graph_method, method.cage_first_stage(), &found.trace.retrieval) {
             diag.add(index, q, retrieval)?;
             if graph_report.is_none() || setting == Setting::Pool {

@@ -18,7 +18,7 @@
 //!
 //! The shards chosen are exactly those that hold every term the whole vocabulary would answer
 //! with, so the ranking is the engine's `bm25` method's, bit for bit (tested against
-//! [`crate::Index::search`]).
+//! [`crate::search::Searcher::query`]).
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -399,6 +399,7 @@ mod tests {
     use crate::corpus::{hotpot_sample, Corpus, Passage};
     use crate::index::shards::{KeywordShards, ShardSizes};
     use crate::index::{Index, IndexConfig, Method, QueryOptions};
+    use crate::search::{Query, Searcher};
 
     /// Run `q` on a reader over `shards`, fetching what it names; the hits and the shards
     /// fetched, in the order asked.
@@ -462,22 +463,19 @@ mod tests {
             for q in QUERIES {
                 for prefix in [false, true] {
                     let (hits, _) = run(&mut reader, &shards, q, 10, prefix);
-                    let want = index.run(q, 10, Method::Bm25, QueryOptions { prefix }).unwrap();
-                    let terms = index.result_terms(&want);
+                    let want = Searcher::new(&index)
+                        .query(&Query::new(q, 10, Method::Bm25).with_options(QueryOptions { prefix }))
+                        .unwrap()
+                        .hits;
                     let got: Vec<(String, u32)> = hits.iter().map(|h| (h.id.clone(), h.score.to_bits())).collect();
-                    let expected: Vec<(String, u32)> = want
-                        .hits
-                        .iter()
-                        .map(|h| (index.corpus().get(h.passage).unwrap().id.clone(), h.score.to_bits()))
-                        .collect();
+                    let expected: Vec<(String, u32)> = want.iter().map(|h| (h.id.clone(), h.score.to_bits())).collect();
                     assert_eq!(got, expected, "{q:?} prefix {prefix}");
-                    answered += usize::from(!got.is_empty());
-                    for (h, w) in hits.iter().zip(&want.hits) {
-                        let p = index.corpus().get(w.passage).unwrap();
-                        assert_eq!((&h.title, &h.text), (&p.title, &p.text));
-                        let ranges = utf16_ranges(&p.text, &index.highlights(&terms, &p.text));
-                        assert_eq!(h.highlights, ranges, "{q:?}");
+                    for (h, w) in hits.iter().zip(&want) {
+                        assert_eq!((&h.title, &h.text), (&w.title, &w.text));
+                        assert_eq!(h.highlights, utf16_ranges(&w.text, &w.highlights), "{q:?}");
+                        assert_eq!(h.title_highlights, utf16_ranges(&w.title, &w.title_highlights), "{q:?}");
                     }
+                    answered += usize::from(!got.is_empty());
                 }
             }
             // every query but the unknown word, the blank ones and "東京 Straße" finds something
@@ -530,7 +528,7 @@ mod tests {
         assert!((1..=3).contains(&first), "{first}");
         let three = query.hits(&reader).unwrap();
         assert_eq!(three.len(), 3);
-        let want = index.search("Las Vegas hotel casino", 40, Method::Bm25).unwrap();
+        let want = Searcher::new(&index).query(&Query::new("Las Vegas hotel casino", 40, Method::Bm25)).unwrap().hits;
         assert_eq!(query.ranked(), want.len());
         assert!(query.matched() >= want.len());
         query.set_window(10);
@@ -538,7 +536,7 @@ mod tests {
         let ten = query.hits(&reader).unwrap();
         assert_eq!(&ten[..3], &three[..]);
         let ids: Vec<&str> = ten.iter().map(|h| h.id.as_str()).collect();
-        let expected: Vec<&str> = want[..10].iter().map(|h| index.corpus().get(h.passage).unwrap().id.as_str()).collect();
+        let expected: Vec<&str> = want[..10].iter().map(|h| h.id.as_str()).collect();
         assert_eq!(ids, expected);
     }
 

@@ -8,7 +8,7 @@
 //! const engine = new Engine({ bm25: { k1: 0.9, b: 0.4 } });
 //! engine.addPassages([{ id: "p1", title: "Paris", text: "Paris is the capital of France." }]);
 //! engine.build((done, total) => console.log(done, total));
-//! const hits = engine.search("capital of France", { k: 5, method: "bm25" });
+//! const { hits } = engine.query({ query: "capital of France", k: 5, method: "bm25" });
 //! ```
 
 use serde::{Deserialize, Serialize};
@@ -18,10 +18,10 @@ use wasm_bindgen::JsCast;
 use crate::corpus::{parse_jsonl, split_document, Passage};
 use std::rc::Rc;
 
-use crate::catrag::ExplainConfig;
 use crate::embed::{Embedder, StaticEmbedder, VectorMatrix};
 use crate::engine::Phase;
 use crate::index::{EmbedderSlot, Index, IndexConfig, Method};
+use crate::search::{HitView, Query, QueryResult};
 
 #[wasm_bindgen(typescript_custom_section)]
 const TS_TYPES: &'static str = r#"
@@ -38,8 +38,10 @@ export interface PassageInput {
   title?: string;
   text: string;
 }
-/** Options of `Engine.search`. */
-export interface SearchOptions {
+/** One query (`Engine.query`, `Engine.planLlmTiers`). */
+export interface Query {
+  /** The query text. */
+  query: string;
   /** Number of passages to return, 1 to 1000. Default 5. */
   k?: number;
   /** Retrieval method name, one of `engine.availableMethods()`. Default "bm25". */
@@ -47,6 +49,11 @@ export interface SearchOptions {
   /** Search as you type: the query's last word also matches the words it begins (BM25 and
    *  hybrid's BM25 side). Default false. */
   prefix?: boolean;
+  /** Also explain a graph method's hits (seeds, paths), read from the same search. Default false. */
+  explain?: boolean;
+  /** The query's entity names from an LLM NER (`LlmEndpoint.entities`), for catrag's symbolic
+   *  anchoring. Default: the rule-based query NER. */
+  entities?: string[];
 }
 /** One ranked passage. Highlight ranges are [start, end) offsets in UTF-16 code units. */
 export interface SearchHit {
@@ -57,6 +64,32 @@ export interface SearchHit {
   score: number;
   highlights: [number, number][];
   titleHighlights: [number, number][];
+  /** CAGE methods: the fusion's relevance term (the first stage's score, min-max normalised). */
+  relevance?: number;
+  /** CAGE methods: mean cosine of this passage's graph embedding with the anchors'. */
+  coherence?: number;
+}
+/** `Engine.query`'s answer: the hits and what the search computed on the way. */
+export interface QueryResult {
+  method: string;
+  /** The query, composed to NFC. */
+  query: string;
+  hits: SearchHit[];
+  /** Why the hits are weak (a method that ranks by meaning alone answered a query none of whose
+   *  words occurs in any passage), or null. */
+  weak: string | null;
+  /** The explanation of a graph method's hits when `explain` was asked, else null. */
+  explanation: SearchExplanation | null;
+  /** The edge tierer of a graph walk that tiered edges (`embedding-similarity`, `llm:{model}`), or null. */
+  tierer: string | null;
+  /** Seeds whose edges fell back to Weak because a batch had no tiers. */
+  tierFailures: number;
+  /** The graph walk's warnings (empty for the other methods). */
+  warnings: string[];
+  /** CAGE methods: the rerank's own time after the first stage, in milliseconds; else null. */
+  rerankMs: number | null;
+  /** CAGE methods: the first stage's candidates reranked; else 0. */
+  candidates: number;
 }
 /** Called during long work: `done` of `total` items of the named phase ("bm25", "embed"). */
 export type ProgressCallback = (done: number, total: number, phase: string) => void;
@@ -96,9 +129,12 @@ extern "C" {
     /// `EngineConfig` in TypeScript (optional arguments need a named type to be typed `?`).
     #[wasm_bindgen(typescript_type = "EngineConfig")]
     pub type EngineConfigArg;
-    /// `SearchOptions` in TypeScript.
-    #[wasm_bindgen(typescript_type = "SearchOptions")]
-    pub type SearchOptionsArg;
+    /// `Query` in TypeScript.
+    #[wasm_bindgen(typescript_type = "Query")]
+    pub type QueryArg;
+    /// An `LlmPlan` given to `Engine.query` (optional arguments need a named type to be typed `?`).
+    #[wasm_bindgen(typescript_type = "LlmPlan")]
+    pub type LlmPlanArg;
     /// `ProgressCallback` in TypeScript.
     #[wasm_bindgen(typescript_type = "ProgressCallback")]
     pub type ProgressArg;
@@ -177,22 +213,57 @@ struct PassageIn {
     text: String,
 }
 
-#[derive(Deserialize, Default)]
-#[serde(default, deny_unknown_fields)]
-struct SearchOptions {
+/// A query from JS (`Query` in TypeScript).
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct QueryIn {
+    query: String,
+    #[serde(default)]
     k: Option<f64>,
+    #[serde(default)]
     method: Option<String>,
+    #[serde(default)]
     prefix: Option<bool>,
+    #[serde(default)]
+    explain: Option<bool>,
+    #[serde(default)]
+    entities: Option<Vec<String>>,
 }
 
-/// `searchExplained`'s answer: the hits, for a graph method the explanation of the same
-/// search (`null` for the other methods), and why the hits are weak (`null` unless a dense
-/// method answered a query that shares no word with any passage).
+/// `Engine.query`'s answer (`QueryResult` in TypeScript).
 #[derive(Serialize)]
-struct ExplainedSearch<'a> {
+#[serde(rename_all = "camelCase")]
+struct QueryOut<'a> {
+    method: &'static str,
+    query: &'a str,
     hits: Vec<SearchHit<'a>>,
-    explanation: Option<crate::search::SearchExplanation>,
     weak: Option<&'static str>,
+    explanation: Option<&'a crate::search::SearchExplanation>,
+    tierer: Option<&'a str>,
+    tier_failures: usize,
+    warnings: &'a [String],
+    rerank_ms: Option<f64>,
+    candidates: usize,
+}
+
+impl<'a> QueryOut<'a> {
+    /// The JS view of `out`: hit highlights as UTF-16 ranges, the trace's figures.
+    fn of(out: &'a QueryResult) -> QueryOut<'a> {
+        let trace = &out.result.trace;
+        let retrieval = trace.retrieval.as_ref();
+        QueryOut {
+            method: out.result.method.name(),
+            query: &out.result.query,
+            hits: out.hits.iter().map(SearchHit::of).collect(),
+            weak: trace.weak,
+            explanation: out.explanation.as_ref(),
+            tierer: retrieval.and_then(|r| r.tierer.as_deref()),
+            tier_failures: retrieval.map_or(0, |r| r.tier_failures),
+            warnings: retrieval.map_or(&[], |r| r.warnings.as_slice()),
+            rerank_ms: trace.rerank_ms,
+            candidates: trace.candidates.len(),
+        }
+    }
 }
 
 #[derive(Serialize)]
@@ -205,52 +276,48 @@ struct SearchHit<'a> {
     score: f32,
     highlights: Vec<(u32, u32)>,
     title_highlights: Vec<(u32, u32)>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    relevance: Option<f32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    coherence: Option<f32>,
 }
 
-/// Hit number `rank` (from 1) of `index` for the query whose index terms are `terms`, with the
-/// query terms' UTF-16 ranges in its text and title; `None` for a passage not in the corpus.
-fn search_hit<'a>(
-    index: &'a crate::Index,
-    terms: &std::collections::HashSet<String>,
-    rank: usize,
-    hit: &crate::index::Hit,
-) -> Option<SearchHit<'a>> {
-    let p = index.corpus().get(hit.passage)?;
-    Some(SearchHit {
-        rank,
-        id: &p.id,
-        title: &p.title,
-        text: &p.text,
-        score: hit.score,
-        highlights: utf16_ranges(&p.text, &index.highlights(terms, &p.text)),
-        title_highlights: utf16_ranges(&p.title, &index.highlights(terms, &p.title)),
-    })
-}
-
-/// Byte ranges of `text` to UTF-16 code-unit ranges (JavaScript string offsets).
-fn utf16_ranges(text: &str, ranges: &[(usize, usize)]) -> Vec<(u32, u32)> {
-    let mut out = Vec::with_capacity(ranges.len());
-    let (mut byte, mut unit) = (0usize, 0u32);
-    let mut chars = text.char_indices().peekable();
-    let mut advance_to = |target: usize, byte: &mut usize, unit: &mut u32| {
-        while *byte < target {
-            match chars.next() {
-                Some((i, c)) => {
-                    *byte = i + c.len_utf8();
-                    *unit += c.len_utf16() as u32;
-                }
-                None => break,
-            }
+impl<'a> SearchHit<'a> {
+    /// A hit as JS reads it: the view's byte ranges as UTF-16 ranges.
+    fn of(h: &'a HitView) -> SearchHit<'a> {
+        SearchHit {
+            rank: h.rank,
+            id: &h.id,
+            title: &h.title,
+            text: &h.text,
+            score: h.score,
+            highlights: utf16_ranges(&h.text, &h.highlights),
+            title_highlights: utf16_ranges(&h.title, &h.title_highlights),
+            relevance: h.relevance,
+            coherence: h.coherence,
         }
-    };
-    for &(s, e) in ranges {
-        advance_to(s, &mut byte, &mut unit);
-        let us = unit;
-        advance_to(e, &mut byte, &mut unit);
-        out.push((us, unit));
     }
-    out
 }
+
+/// The [`Query`] of a JS query (`k` 1–1000, default 5; `method` default `bm25`).
+///
+/// # Errors
+/// An unknown key or method, a `k` out of range.
+fn query_of(q: QueryArg) -> Result<Query, JsError> {
+    let q: QueryIn = from_js(JsValue::from(q)).map_err(|e| js_err(format!("invalid query: {e}")))?;
+    let k = q.k.unwrap_or(5.0);
+    if !(k.fract() == 0.0 && (1.0..=1000.0).contains(&k)) {
+        return Err(js_err(format!("k must be a whole number from 1 to 1000, got {k}")));
+    }
+    let method: Method = q.method.as_deref().unwrap_or("bm25").parse().map_err(js_err)?;
+    let mut query = Query::new(q.query, k as usize, method)
+        .with_options(crate::index::QueryOptions { prefix: q.prefix.unwrap_or(false) })
+        .with_entities(q.entities.unwrap_or_default());
+    query.explain = q.explain.unwrap_or(false);
+    Ok(query)
+}
+
+use crate::text::highlight::utf16_ranges;
 
 /// The JS function behind an optional callback argument (anything not callable is ignored).
 fn callback(arg: Option<ProgressArg>) -> Option<js_sys::Function> {
@@ -443,46 +510,6 @@ impl Engine {
         to_js(&PassageGraphOut { id, facts }).map_err(js_err)
     }
 
-    /// Why the graph methods rank what they rank: `{method, hits, retrieval: {seeds, anchors,
-    /// overlay, ppr, fallback, …}, top_entities, passages: [{node, passages, score, teleport,
-    /// seeds, entities, paths: [{nodes, edges, probability}]}]}` for the top `k` of `query`
-    /// (options as `search`; the method must be `hipporag` or `catrag`).
-    #[wasm_bindgen(unchecked_return_type = "SearchExplanation")]
-    pub fn explain(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
-        let (k, method, query_options) = search_options_with_query(options)?;
-        let index = self.index()?;
-        if method.graph_method().is_none() {
-            return Err(js_err(format!(
-                "explain needs a graph method (hipporag, catrag), not {:?}",
-                method.name()
-            )));
-        }
-        let found = index.run(query, k, method, query_options).map_err(js_err)?;
-        let e = index.explain_result(&found, &ExplainConfig::default()).map_err(js_err)?;
-        to_js(&e).map_err(js_err)
-    }
-
-    /// `search` and, for a graph method (`hipporag`, `catrag`), `explain` of that same search in
-    /// one call: `{hits, explanation, weak}` (`explanation` null for the other methods). The
-    /// graph search runs once. `weak` is null, or the reason the hits are weak: a method that
-    /// ranks by meaning alone (`dense`, `dense-minilm`, `cage`) answered a query none of whose
-    /// words occurs in any passage (every other method returns no hit then). Options as `search`.
-    #[wasm_bindgen(js_name = searchExplained, unchecked_return_type = "{ hits: SearchHit[]; explanation: SearchExplanation | null; weak: string | null }")]
-    pub fn search_explained(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
-        let (k, method, query_options) = search_options_with_query(options)?;
-        let found = self.inner.search(query, k, method, query_options).map_err(js_err)?;
-        let index = self.index()?;
-        let explanation = if method.graph_method().is_some() && method.cage_first_stage().is_none() {
-            Some(index.explain_result(&found, &ExplainConfig::default()).map_err(js_err)?)
-        } else {
-            None
-        };
-        let terms = index.result_terms(&found);
-        let hits =
-            found.hits.iter().enumerate().filter_map(|(rank, h)| search_hit(index, &terms, rank + 1, h)).collect();
-        to_js(&ExplainedSearch { hits, explanation, weak: found.trace.weak }).map_err(js_err)
-    }
-
     /// Load the static embedder (methods `dense` and `hybrid`) from the bytes of its table file
     /// (`static-minilm.bin`) and the text of its vocabulary (`minilm-vocab.txt`). When the engine
     /// is built, its passages are embedded now (`onProgress(done, total, "embed")`); later
@@ -508,19 +535,31 @@ impl Engine {
         serde_wasm_bindgen::to_value(&names).unwrap_or(JsValue::NULL)
     }
 
-    /// The top passages for `query`. Options `{k = 5, method = "bm25", prefix = false}`
-    /// (`prefix`: search as you type, the last word also matches the words it begins).
-    /// Misspelt words match their near spellings unless the engine's `bm25.typos` is false.
-    /// Throws when the engine is not built, the method is unknown or k is not 1–1000.
-    #[wasm_bindgen(unchecked_return_type = "SearchHit[]")]
-    pub fn search(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
-        let (k, method, query_options) = search_options_with_query(options)?;
-        let found = self.inner.search(query, k, method, query_options).map_err(js_err)?;
-        let index = self.index()?;
-        let terms = index.result_terms(&found);
-        let out: Vec<SearchHit> =
-            found.hits.iter().enumerate().filter_map(|(rank, h)| search_hit(index, &terms, rank + 1, h)).collect();
-        serde_wasm_bindgen::to_value(&out).map_err(js_err)
+    /// One query, the one door of a search: `{query, k = 5, method = "bm25", prefix = false,
+    /// explain = false, entities}` (`prefix`: search as you type, the last word also matches
+    /// the words it begins; `explain`: a graph method's explanation of the same search;
+    /// `entities`: LLM NER names for catrag's anchoring). Misspelt words match their near
+    /// spellings unless the engine's `bm25.typos` is false. `plan`, from `planLlmTiers` and
+    /// tiered by `LlmEndpoint.tier`, gives the graph walk's edge tiers (it is used up); without
+    /// one, the offline tierer tiers it. Returns a `QueryResult`: the hits with their
+    /// highlights (and CAGE's relevance and coherence), why they are weak, the explanation,
+    /// the tierer and warnings of a graph walk, CAGE's rerank time. The search runs once.
+    ///
+    /// Throws when the engine is not built, the method is unknown or cannot run yet (CAGE's
+    /// graph embeddings missing: `cageMissing`), k is not 1–1000, or the plan is another
+    /// query's or was used already.
+    #[wasm_bindgen(unchecked_return_type = "QueryResult")]
+    pub fn query(
+        &mut self,
+        query: QueryArg,
+        plan: Option<LlmPlanArg>,
+    ) -> Result<JsValue, JsError> {
+        let mut query = query_of(query)?;
+        if let Some(plan) = plan.map(JsValue::from).filter(|p| !p.is_undefined() && !p.is_null()) {
+            query.tiers = Some(llm_api::given_tiers(plan)?);
+        }
+        let out = self.inner.query(&query).map_err(js_err)?;
+        to_js(&QueryOut::of(&out)).map_err(js_err)
     }
 
     /// Sizes of the corpus and, once built, of the index.
@@ -686,27 +725,15 @@ impl Engine {
     /// With `reset` they go back to 0 after being read.
     #[doc(hidden)]
     #[wasm_bindgen(js_name = __runCounts)]
-    pub fn run_counts(&self, reset: bool) -> Vec<u32> {
+    pub fn run_counts(&mut self, reset: bool) -> Vec<u32> {
         let Some(c) = self.inner.run_counts() else {
             return vec![0, 0];
         };
         let (first, graph) = c.get();
         if reset {
-            c.reset();
+            self.inner.reset_run_counts();
         }
         vec![first, graph]
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::utf16_ranges;
-
-    #[test]
-    fn utf16_offsets() {
-        // "é" is 2 bytes / 1 unit; "𝄞" is 4 bytes / 2 units.
-        let t = "é 𝄞 ab";
-        assert_eq!(utf16_ranges(t, &[(0, 2), (3, 7), (8, 10)]), vec![(0, 1), (2, 4), (5, 7)]);
     }
 }
 
@@ -812,27 +839,6 @@ fn to_js<T: Serialize + ?Sized>(v: &T) -> Result<JsValue, serde_wasm_bindgen::Er
     v.serialize(&serde_wasm_bindgen::Serializer::new().serialize_maps_as_objects(true))
 }
 
-/// `{k = 5, method = "bm25"}` from optional search options; errors name the bad value.
-fn search_options(options: Option<SearchOptionsArg>) -> Result<(usize, Method), JsError> {
-    search_options_with_query(options).map(|(k, method, _)| (k, method))
-}
-
-/// [`search_options`] and the per-query options (`prefix`, default false).
-fn search_options_with_query(
-    options: Option<SearchOptionsArg>,
-) -> Result<(usize, Method, crate::index::QueryOptions), JsError> {
-    let opts: SearchOptions = match options.map(JsValue::from).filter(|o| !o.is_undefined() && !o.is_null()) {
-        None => SearchOptions::default(),
-        Some(o) => from_js(o).map_err(|e| js_err(format!("invalid search options: {e}")))?,
-    };
-    let k = opts.k.unwrap_or(5.0);
-    if !(k.fract() == 0.0 && (1.0..=1000.0).contains(&k)) {
-        return Err(js_err(format!("k must be a whole number from 1 to 1000, got {k}")));
-    }
-    let method: Method = opts.method.as_deref().unwrap_or("bm25").parse().map_err(js_err)?;
-    Ok((k as usize, method, crate::index::QueryOptions { prefix: opts.prefix.unwrap_or(false) }))
-}
-
 // ---------------------------------------------------------------------------------------------
 // CAGE (docs/method/spec.md §4). A passage's graph embedding Z depends on the passage alone, so it is
 // computed once per passage and stored with the index (saved in the index file); a search only
@@ -873,36 +879,6 @@ mod serde_bytes_f32 {
 #[derive(Deserialize)]
 struct CageMissingOptions {
     limit: Option<f64>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct CageHit<'a> {
-    #[serde(flatten)]
-    hit: SearchHit<'a>,
-    /// The relevance term of the fusion (the first stage's normalised score by default).
-    relevance: f32,
-    /// Mean cosine of this passage's graph embedding with the other candidates' (or anchors').
-    coherence: f32,
-    /// Why the hits are weak (the same on every hit), when they are: `cage` reranks `dense`,
-    /// which answers a query that shares no word with any passage by meaning alone. Absent
-    /// otherwise.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    weak: Option<&'static str>,
-    /// The rerank's own time in milliseconds (the same on every hit): relevance, coherence and
-    /// fusion after the first stage, whose time is the rest of the call's.
-    rerank_ms: Option<f64>,
-}
-
-fn cage_method(options: Option<SearchOptionsArg>) -> Result<(usize, Method), JsError> {
-    let (k, method) = search_options(options)?;
-    if method.cage_first_stage().is_none() {
-        return Err(js_err(format!(
-            "a CAGE method (cage, bm25+cage, catrag+cage) is needed, not {:?}",
-            method.name()
-        )));
-    }
-    Ok((k, method))
 }
 
 #[wasm_bindgen]
@@ -950,36 +926,6 @@ impl Engine {
         let rows: Vec<usize> = rows.into_iter().map(|r| r as usize).collect();
         index.store_cage_z(key, &rows, z, dim).map_err(js_err)?;
         Ok(index.cage_missing(key).len())
-    }
-
-    /// A CAGE search (`cage`, `bm25+cage` or `catrag+cage`; docs/method/spec.md §4): the first stage's top
-    /// 20, coherence over their stored graph embeddings (no model runs), fusion with α, the top
-    /// `k`. Hits as `search`, plus `relevance`, `coherence`, `rerankMs` (the rerank's own time
-    /// after the first stage, in milliseconds, the same on every hit) and, when the hits are weak
-    /// (`cage` answering a query none of whose words occurs in any passage), `weak` with the
-    /// reason. Throws when graph embeddings are missing (`cageMissing`).
-    #[wasm_bindgen(js_name = cageSearch)]
-    pub fn cage_search(&self, query: &str, options: Option<SearchOptionsArg>) -> Result<JsValue, JsError> {
-        let (k, method) = cage_method(options)?;
-        let found = self.inner.search(query, k, method, crate::index::QueryOptions::default()).map_err(js_err)?;
-        let index = self.index()?;
-        let terms = index.result_terms(&found);
-        let out: Vec<CageHit> = found
-            .hits
-            .iter()
-            .zip(&found.trace.reranked)
-            .enumerate()
-            .filter_map(|(rank, (h, r))| {
-                Some(CageHit {
-                    hit: search_hit(index, &terms, rank + 1, h)?,
-                    relevance: r.relevance,
-                    coherence: r.coherence,
-                    weak: found.trace.weak,
-                    rerank_ms: found.trace.rerank_ms,
-                })
-            })
-            .collect();
-        to_js(&out).map_err(js_err)
     }
 
     /// CAGE's passage graph of passage `id` (docs/method/spec.md §4): `{nodes: [lemma], edges: [{source,

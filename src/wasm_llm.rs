@@ -26,10 +26,10 @@ use std::rc::Rc;
 use serde::Serialize;
 use wasm_bindgen::prelude::*;
 
-use super::{from_js, js_err, search_hit, search_options, to_js, Engine, SearchHit, SearchOptionsArg};
+use super::{from_js, js_err, to_js, Engine};
 use crate::catrag::tiering::{run_async, TierMemo, TierPlan, TierSession};
-use crate::catrag::{CatragConfig, ExplainConfig, Tier};
-use crate::search::{GraphStep, SearchResult};
+use crate::catrag::{CatragConfig, Tier};
+use crate::search::{GivenTiers, GraphStep};
 use crate::llm::{ChatMessage, ChatRequest, FetchClient, LlmConfig};
 
 /// An OpenAI-compatible chat endpoint reached with `fetch` from the page's worker.
@@ -43,16 +43,19 @@ pub struct LlmEndpoint {
     ner_query: Rc<RefCell<Option<String>>>,
 }
 
-/// One query's graph search stopped before its tiers ([`Engine::plan_llm_tiers`]): the prepared
-/// search, the batches CatRAG wants tiered and, after [`LlmEndpoint::tier`], their tiers.
+/// One query's graph walk stopped before its tiers ([`Engine::plan_llm_tiers`]): the prepared
+/// walk, the batches CatRAG wants tiered and, after [`LlmEndpoint::tier`], their tiers. Used up
+/// by `Engine.query(query, plan)`.
 #[wasm_bindgen]
 pub struct LlmPlan {
-    /// The prepared search (taken by [`Engine::search_with_tiers`]), or the finished one of a
-    /// query that walks nothing.
+    /// The prepared walk (taken by `Engine.query`), or the finished one of a query that walks
+    /// nothing.
     step: RefCell<Option<GraphStep>>,
     plan: Rc<TierPlan>,
     config: CatragConfig,
     tiers: Rc<RefCell<Option<Vec<Option<Vec<Tier>>>>>>,
+    /// Who tiers it: `llm:{model}` of the endpoint it was planned for.
+    tierer: String,
 }
 
 #[wasm_bindgen]
@@ -374,19 +377,6 @@ impl LlmEndpoint {
     }
 }
 
-/// Query NER answered beforehand ([`LlmEndpoint::entities`]): the names CatRAG anchors on for
-/// one planned search.
-struct GivenEntities(Vec<String>);
-
-impl crate::catrag::EntityRecognizer for GivenEntities {
-    fn name(&self) -> &str {
-        "llm-ner"
-    }
-    fn entities(&self, _query: &str) -> crate::error::Result<Vec<String>> {
-        Ok(self.0.clone())
-    }
-}
-
 #[derive(Serialize)]
 #[serde(rename_all = "camelCase")]
 struct LlmGraphBuild {
@@ -400,50 +390,21 @@ struct LlmGraphBuild {
     llm_triples: usize,
 }
 
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct TieredSearch<'a> {
-    hits: Vec<SearchHit<'a>>,
-    /// The tierer that ran (`llm:{model}`), or null when no edge was tiered.
-    tierer: Option<String>,
-    /// Seeds whose edges fell back to Weak because a batch had no tiers.
-    tier_failures: usize,
-    warnings: Vec<String>,
-    explanation: Option<crate::search::SearchExplanation>,
-}
-
 #[wasm_bindgen]
 impl Engine {
-    /// The first half of a CatRAG search with LLM tiers: the query's seeds, key-fact boost and
-    /// coarse pruning ([`crate::Index::prepare_graph`]; no PPR, no I/O), and the batches to
-    /// tier. Options as `search`; the method must be `catrag`. `names`: the query's entities by
-    /// LLM NER ([`LlmEndpoint::entities`]) for the symbolic anchoring; absent or empty: the
-    /// rule-based query NER.
+    /// The first half of a search whose graph walk takes its edge tiers from `endpoint` (the
+    /// method `catrag`, or `catrag+cage`'s first stage): the walk's seeds, key-fact boost and
+    /// coarse pruning ([`crate::search::Searcher::plan`]; no PPR, no I/O), and the batches to
+    /// tier. `query` as `Engine.query` (its `entities`: LLM NER names for the anchoring). Then
+    /// `endpoint.tier(plan)` asks for the tiers and `Engine.query(query, plan)` finishes the
+    /// search from them (one PPR run; CAGE's rerank for `catrag+cage`).
     ///
     /// # Errors
-    /// Not built, no knowledge graph, another method, bad options.
+    /// Not built, no knowledge graph, a method that walks no graph, a bad query.
     #[wasm_bindgen(js_name = planLlmTiers)]
-    pub fn plan_llm_tiers(
-        &mut self,
-        query: &str,
-        options: Option<SearchOptionsArg>,
-        names: Option<Vec<String>>,
-    ) -> Result<LlmPlan, JsError> {
-        let (k, method) = search_options(options)?;
-        if method != crate::index::Method::Catrag {
-            return Err(js_err(format!("LLM tiers are for the method catrag, not {:?}", method.name())));
-        }
-        let names: Vec<String> = names.unwrap_or_default().into_iter().filter(|n| !n.trim().is_empty()).collect();
-        let given = !names.is_empty();
-        if given {
-            self.index_mut()?.set_entity_recognizer(Box::new(GivenEntities(names))).map_err(js_err)?;
-        }
-        let index = self.index()?;
-        let step = index.prepare_graph(query, k, method);
-        if given {
-            self.index_mut()?.clear_entity_recognizer();
-        }
-        let step = step.map_err(js_err)?;
+    pub fn plan_llm_tiers(&mut self, query: super::QueryArg, endpoint: &LlmEndpoint) -> Result<LlmPlan, JsError> {
+        let query = super::query_of(query)?;
+        let step = self.inner.plan(&query).map_err(js_err)?;
         let index = self.index()?;
         let plan = match (&step, index.graph()) {
             (GraphStep::Prepared(p), Some(graph)) => TierPlan::new(&p.query.tier_requests(graph)),
@@ -458,66 +419,22 @@ impl Engine {
             plan: Rc::new(plan),
             config,
             tiers: Rc::new(RefCell::new(None)),
+            tierer: format!("llm:{}", endpoint.client.config().model),
         })
     }
+}
 
-    /// The second half: the tiers of `plan` (filled by [`LlmEndpoint::tier`]; a batch without
-    /// tiers is Weak, and so is every batch when the endpoint was not asked), one PPR run, and
-    /// the ranking. Returns `{hits, tierer, tierFailures, warnings, explanation}`
-    /// (`explanation` as `explain`, read from this search's trace, when `explain` is true).
-    /// `query` and `options` must be the plan's.
-    ///
-    /// # Errors
-    /// As [`Engine::plan_llm_tiers`]; a plan already searched; a graph rebuilt since the plan.
-    #[wasm_bindgen(js_name = searchWithTiers)]
-    pub fn search_with_tiers(
-        &mut self,
-        query: &str,
-        options: Option<SearchOptionsArg>,
-        plan: &LlmPlan,
-        model: &str,
-        explain: bool,
-    ) -> Result<JsValue, JsError> {
-        let (_, method) = search_options(options)?;
-        if method != crate::index::Method::Catrag {
-            return Err(js_err(format!("LLM tiers are for the method catrag, not {:?}", method.name())));
-        }
-        let index = self.index()?;
-        if !plan.plan.batches.is_empty() && plan.plan.query != crate::text::fold::nfc(query).as_ref() {
-            return Err(js_err("searchWithTiers: the plan was made for another query"));
-        }
-        let step =
-            plan.step.borrow_mut().take().ok_or_else(|| js_err("this LLM plan was already searched"))?;
-        let found: SearchResult = match step {
-            GraphStep::Done(found) => found,
-            GraphStep::Prepared(prepared) => {
-                let tiers = plan.tiers.borrow_mut().take().unwrap_or_default();
-                index.finish_graph(prepared, &format!("llm:{model}"), tiers).map_err(js_err)?
-            }
-        };
-        let explanation = if explain {
-            Some(index.explain_result(&found, &ExplainConfig::default()).map_err(js_err)?)
-        } else {
-            None
-        };
-        let index: &crate::Index = index;
-        let terms = index.result_terms(&found);
-        let retrieval = found.trace.retrieval.clone().ok_or_else(|| js_err("the graph search left no retrieval"))?;
-        let hits = found
-            .hits
-            .iter()
-            .enumerate()
-            .filter_map(|(rank, h)| search_hit(index, &terms, rank + 1, h))
-            .collect();
-        let out = TieredSearch {
-            hits,
-            tierer: retrieval.tierer.clone(),
-            tier_failures: retrieval.tier_failures,
-            warnings: retrieval.warnings.clone(),
-            explanation,
-        };
-        to_js(&out).map_err(js_err)
-    }
+/// The tiers a JS `LlmPlan` carries, for [`crate::search::Query::tiers`]: its planned walk and
+/// the tiers [`LlmEndpoint::tier`] filled (none when it was not asked: every batch Weak).
+///
+/// # Errors
+/// A value that is not an `LlmPlan`, or a plan already used.
+pub(crate) fn given_tiers(plan: JsValue) -> Result<GivenTiers, JsError> {
+    use wasm_bindgen::convert::TryFromJsValue;
+    let plan = LlmPlan::try_from_js_value(plan).map_err(|_| js_err("the plan is not an LlmPlan from planLlmTiers"))?;
+    let step = plan.step.borrow_mut().take().ok_or_else(|| js_err("this LLM plan was already used"))?;
+    let tiers = plan.tiers.borrow_mut().take().unwrap_or_default();
+    Ok(GivenTiers { step, tierer: plan.tierer.clone(), tiers })
 }
 
 #[wasm_bindgen]

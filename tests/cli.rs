@@ -459,9 +459,9 @@ fn index_subcommand_writes_a_loadable_deterministic_site_bundle() {
     let slots = [(EmbedderSlot::Static, e.clone())];
     let (mut loaded, _) = Index::from_bytes(&raw, &slots, &mut |_, _| {}).unwrap();
     assert!(loaded.dense(EmbedderSlot::Static).is_none() && !loaded.texts_loaded());
-    let keyword_hits = loaded.search("river mountain", 3, Method::Bm25).unwrap();
+    let keyword_hits = loaded.searcher().search("river mountain", 3, Method::Bm25).unwrap();
     loaded.attach_texts(&texts).unwrap();
-    assert_eq!(keyword_hits, loaded.search("river mountain", 3, Method::Bm25).unwrap());
+    assert_eq!(keyword_hits, loaded.searcher().search("river mountain", 3, Method::Bm25).unwrap());
     loaded.attach_extras(&extras, &slots, &mut |_, _| {}).unwrap();
     let text = std::fs::read_to_string("tests/fixtures/tiny/corpus.jsonl").unwrap();
     let mut corpus = cairn::Corpus::new();
@@ -470,9 +470,9 @@ fn index_subcommand_writes_a_loadable_deterministic_site_bundle() {
     direct.attach_embedder(EmbedderSlot::Static, e, &mut |_, _| {}).unwrap();
     assert_eq!(loaded.corpus().passages(), direct.corpus().passages());
     for m in [Method::Bm25, Method::Dense, Method::Hybrid] {
-        let hits = loaded.search("river mountain", 3, m).unwrap();
+        let hits = loaded.searcher().search("river mountain", 3, m).unwrap();
         assert!(!hits.is_empty());
-        assert_eq!(hits, direct.search("river mountain", 3, m).unwrap());
+        assert_eq!(hits, direct.searcher().search("river mountain", 3, m).unwrap());
     }
 
     let out = tmp.join("c");

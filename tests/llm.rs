@@ -473,16 +473,17 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
 #[test]
 fn the_page_halves_over_http_equal_the_blocking_tierer() {
     use cairn::catrag::tiering::{run_async, TierMemo, TierPlan, TierSession};
-    use cairn::search::GraphStep;
+    use cairn::search::{GraphStep, Query};
     let _g = serial();
-    let (mut index, q) = pool_index();
+    let (index, q) = pool_index();
+    let mut searcher = index.searcher();
     // Blocking: LlmTierer over the /tiers route (every edge "high").
     let client = Arc::new(HttpClient::new(config("tiers")).unwrap());
-    index.set_edge_tierer(Box::new(LlmTierer::new(client.clone() as Arc<dyn LlmClient>))).unwrap();
-    let blocking = index.search_graph(&q, 5, Method::Catrag).unwrap();
-    index.clear_edge_tierer();
+    searcher.set_edge_tierer(Some(Box::new(LlmTierer::new(client.clone() as Arc<dyn LlmClient>))));
+    let blocking = searcher.search_graph(&q, 5, Method::Catrag).unwrap();
+    searcher.set_edge_tierer(None);
     // The page's halves: prepare (no PPR), the asynchronous driver, finish (PPR once).
-    let GraphStep::Prepared(prepared) = index.prepare_graph(&q, 5, Method::Catrag).unwrap() else {
+    let GraphStep::Prepared(prepared) = searcher.prepare_graph(&Query::new(q.as_str(), 5, Method::Catrag)).unwrap() else {
         panic!("the question walks the graph")
     };
     let plan = TierPlan::new(&prepared.query.tier_requests(index.graph().unwrap()));
@@ -495,7 +496,7 @@ fn the_page_halves_over_http_equal_the_blocking_tierer() {
     }));
     assert!(outcome.error.is_none(), "{:?}", outcome.error);
     assert_eq!(outcome.stats.unparsed_edges, 0);
-    let paged = index.finish_graph(prepared, "llm:fault", outcome.tiers).unwrap().into_graph_search().unwrap();
+    let paged = searcher.finish_graph(prepared, "llm:fault", outcome.tiers).unwrap().into_graph_search().unwrap();
     assert_eq!(paged.retrieval.tier_failures, 0);
     assert_eq!(paged.retrieval.tierer.as_deref(), Some("llm:fault"));
     assert_eq!(paged.hits, blocking.hits);
@@ -513,16 +514,17 @@ fn the_page_halves_over_http_equal_the_blocking_tierer() {
 fn clearing_the_edge_tierer_restores_the_offline_stand_in() {
     use cairn::catrag::EmbeddingSimilarityTierer;
     let _g = serial();
-    let (mut index, q) = pool_index();
-    let offline = index.search_graph(&q, 5, Method::Catrag).unwrap();
+    let (index, q) = pool_index();
+    let mut searcher = index.searcher();
+    let offline = searcher.search_graph(&q, 5, Method::Catrag).unwrap();
     assert_eq!(offline.retrieval.tierer.as_deref(), Some(EmbeddingSimilarityTierer::NAME));
     let failing = Arc::new(HttpClient::new(config("400")).unwrap());
-    index.set_edge_tierer(Box::new(LlmTierer::new(failing as Arc<dyn LlmClient>))).unwrap();
-    let refused = index.search_graph(&q, 5, Method::Catrag).unwrap();
+    searcher.set_edge_tierer(Some(Box::new(LlmTierer::new(failing as Arc<dyn LlmClient>))));
+    let refused = searcher.search_graph(&q, 5, Method::Catrag).unwrap();
     assert_eq!(refused.retrieval.tierer.as_deref(), Some("llm:fault"));
     assert!(refused.retrieval.tier_failures > 0, "a refusing endpoint answers no tiers");
-    index.clear_edge_tierer();
-    let again = index.search_graph(&q, 5, Method::Catrag).unwrap();
+    searcher.set_edge_tierer(None);
+    let again = searcher.search_graph(&q, 5, Method::Catrag).unwrap();
     assert_eq!(again.retrieval.tierer.as_deref(), Some(EmbeddingSimilarityTierer::NAME));
     assert_eq!(again.retrieval.tier_failures, 0);
     assert_eq!(again.hits, offline.hits);
@@ -609,23 +611,24 @@ fn llm_openie_in_the_pool_evaluation_calls_once_per_pool_passage() {
 fn llm_ner_anchors_catrag_and_falls_back_to_the_rules() {
     use cairn::llm::LlmNer;
     let _g = serial();
-    let (mut index, q) = pool_index();
-    let mentions = |index: &cairn::Index| -> Vec<String> {
-        let found = index.search_graph(&q, 5, Method::Catrag).unwrap();
+    let (index, q) = pool_index();
+    let mut searcher = index.searcher();
+    let mentions = |searcher: &mut cairn::search::Searcher<'_>| -> Vec<String> {
+        let found = searcher.search_graph(&q, 5, Method::Catrag).unwrap();
         found.retrieval.anchors.iter().map(|a| a.mention.clone()).collect()
     };
-    let rules = mentions(&index);
+    let rules = mentions(&mut searcher);
     assert!(!rules.is_empty(), "the rule-based NER finds the question's names");
     let ner = Arc::new(LlmNer::new(Arc::new(HttpClient::new(config("ner")).unwrap()) as Arc<dyn LlmClient>));
-    index.set_entity_recognizer(Box::new(ner.clone())).unwrap();
-    assert_eq!(mentions(&index), ["Cairn Fault Entity"]);
+    searcher.set_entity_recognizer(Some(Box::new(ner.clone())));
+    assert_eq!(mentions(&mut searcher), ["Cairn Fault Entity"]);
     let s = ner.stats();
     assert_eq!((s.calls, s.items, s.fallbacks), (1, 1, 0), "{s:?}");
     // A failing endpoint, an empty answer: the rule-based mentions, counted.
     for (route, failed) in [("500", true), ("garbage", true), ("empty", false)] {
         let ner = Arc::new(LlmNer::new(Arc::new(HttpClient::new(config(route)).unwrap()) as Arc<dyn LlmClient>));
-        index.set_entity_recognizer(Box::new(ner.clone())).unwrap();
-        assert_eq!(mentions(&index), rules, "{route}");
+        searcher.set_entity_recognizer(Some(Box::new(ner.clone())));
+        assert_eq!(mentions(&mut searcher), rules, "{route}");
         let s = ner.stats();
         assert_eq!(s.fallbacks, 1, "{route}: {s:?}");
         assert_eq!(if failed { s.failed_calls } else { s.empty_answers }, 1, "{route}: {s:?}");

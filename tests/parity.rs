@@ -27,7 +27,7 @@ fn native() -> BTreeMap<String, Vec<Expected>> {
             let rows = common::questions()
                 .into_iter()
                 .map(|q| {
-                    let hits = index.search(&q, common::K, method).unwrap();
+                    let hits = index.searcher().search(&q, common::K, method).unwrap();
                     Expected {
                         ids: hits.iter().map(|h| index.corpus().get(h.passage).unwrap().id.clone()).collect(),
                         scores: hits.iter().map(|h| h.score).collect(),

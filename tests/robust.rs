@@ -37,7 +37,7 @@ fn index() -> Index {
 
 fn top(index: &Index, query: &str, method: Method) -> Vec<String> {
     index
-        .search(query, 3, method)
+        .searcher().search(query, 3, method)
         .unwrap()
         .iter()
         .map(|h| index.corpus().get(h.passage).unwrap().id.clone())
@@ -69,9 +69,9 @@ fn accents_fold_and_nfd_equals_nfc_in_bm25() {
 #[test]
 fn highlights_point_at_the_stored_accented_words() {
     let index = index();
-    let terms = index.query_terms("zurich cafe");
+    let terms = index.searcher().query_terms("zurich cafe");
     let cafe = index.corpus().get(index.corpus().index_of("cafe").unwrap()).unwrap();
-    let spans: Vec<&str> = index.highlights(&terms, &cafe.text).iter().map(|&(a, b)| &cafe.text[a..b]).collect();
+    let spans: Vec<&str> = index.searcher().highlights(&terms, &cafe.text).iter().map(|&(a, b)| &cafe.text[a..b]).collect();
     assert_eq!(spans, vec!["Café", "Zürich"]);
 }
 
@@ -79,15 +79,15 @@ fn highlights_point_at_the_stored_accented_words() {
 fn a_query_that_matches_nothing_gets_nothing_from_every_lexical_and_graph_method() {
     let index = index();
     for query in ["zzqx vvbn", "???", "the of and"] {
-        assert!(index.nothing_matches(query), "{query:?}");
+        assert!(index.searcher().nothing_matches(query), "{query:?}");
         for method in [Method::Bm25, Method::Hybrid, Method::Hipporag, Method::Catrag] {
-            assert!(index.search(query, 3, method).unwrap().is_empty(), "{query:?} {method:?}");
+            assert!(index.searcher().search(query, 3, method).unwrap().is_empty(), "{query:?} {method:?}");
         }
-        let g = index.search_graph(query, 3, Method::Catrag).unwrap();
+        let g = index.searcher().search_graph(query, 3, Method::Catrag).unwrap();
         assert!(g.hits.is_empty() && g.retrieval.seeds.is_empty());
         assert_eq!(g.retrieval.warnings, vec![NOTHING_MATCHES.to_string()]);
     }
-    assert!(!index.nothing_matches("Thames"));
+    assert!(!index.searcher().nothing_matches("Thames"));
 }
 
 #[test]
@@ -95,21 +95,21 @@ fn a_dense_answer_to_a_query_that_matches_nothing_is_marked_weak() {
     let index = index();
     // Known words (the static embedder gives them a vector), none of them in any passage.
     let query = "rocket spaceflight NASA";
-    assert!(index.nothing_matches(query));
+    assert!(index.searcher().nothing_matches(query));
     for method in [Method::Bm25, Method::Hybrid, Method::Hipporag, Method::Catrag] {
-        let r = index.run(query, 3, method, Default::default()).unwrap();
+        let r = index.searcher().run(&cairn::search::Query::new(query, 3, method)).unwrap();
         assert!(r.hits.is_empty() && r.trace.weak.is_none(), "{method:?}");
     }
-    let r = index.run(query, 3, Method::Dense, Default::default()).unwrap();
+    let r = index.searcher().run(&cairn::search::Query::new(query, 3, Method::Dense)).unwrap();
     assert_eq!(r.hits.len(), 3);
     assert_eq!(r.trace.weak, Some(WEAK_BY_MEANING));
     // One word of the query in the corpus: the dense hits are not weak.
-    let r = index.run("Apollo rocket", 3, Method::Dense, Default::default()).unwrap();
+    let r = index.searcher().run(&cairn::search::Query::new("Apollo rocket", 3, Method::Dense)).unwrap();
     assert_eq!(r.hits.len(), 3);
     assert_eq!(r.trace.weak, None);
     // Nonsense still embeds (its WordPiece pieces have vectors): dense ranks, marked weak.
     for query in ["zzqx vvbn", "???"] {
-        let r = index.run(query, 3, Method::Dense, Default::default()).unwrap();
+        let r = index.searcher().run(&cairn::search::Query::new(query, 3, Method::Dense)).unwrap();
         assert_eq!(r.trace.weak, (!r.hits.is_empty()).then_some(WEAK_BY_MEANING), "{query:?}");
     }
 }
@@ -120,10 +120,10 @@ fn a_cjk_query_puts_its_passage_first_in_every_method() {
     for method in [Method::Bm25, Method::Dense, Method::Hybrid, Method::Hipporag, Method::Catrag] {
         assert_eq!(top(&index, "长城", method).first().map(String::as_str), Some("wall"), "{method:?}");
     }
-    let g = index.search_graph("长城", 3, Method::Catrag).unwrap();
+    let g = index.searcher().search_graph("长城", 3, Method::Catrag).unwrap();
     assert_eq!(g.retrieval.warnings, vec![NOT_ENGLISH.to_string()]);
     assert!(g.retrieval.fallback.is_some());
     // An English query with accented names stays a graph query.
-    let g = index.search_graph("Who wrote papers with Pál Erdős?", 3, Method::Catrag).unwrap();
+    let g = index.searcher().search_graph("Who wrote papers with Pál Erdős?", 3, Method::Catrag).unwrap();
     assert!(g.retrieval.fallback.is_none() && !g.retrieval.seeds.is_empty());
 }

@@ -1,7 +1,7 @@
-//! CatRAG's LLM tiering: the CLI's path (the blocking driver inside `Index::search_graph`, as
-//! `cairn eval --llm` runs it) and the page's path (`Index::prepare_graph`, the asynchronous
+//! CatRAG's LLM tiering: the CLI's path (the blocking driver inside `Searcher::search_graph`, as
+//! `cairn eval --llm` runs it) and the page's path (`Searcher::prepare_graph`, the asynchronous
 //! driver the wasm module runs over `fetch`, here over the same scripted endpoint and polled to
-//! completion by a blocking executor, then `Index::finish_graph`) give the same calls, the same
+//! completion by a blocking executor, then `Searcher::finish_graph`) give the same calls, the same
 //! tiers and the same ranking for the same configuration and the same endpoint answers.
 
 #![cfg(not(target_arch = "wasm32"))]
@@ -18,7 +18,7 @@ use cairn::catrag::tiering::{run_async, run_blocking, TierMemo, TierPlan, TierSe
 use cairn::catrag::{CatragConfig, LlmTierer, OverlayCause, Tier};
 use cairn::embed::{Embedder, StaticEmbedder};
 use cairn::index::{EmbedderSlot, IndexConfig, Method};
-use cairn::search::GraphStep;
+use cairn::search::{GraphStep, Query};
 use cairn::llm::{ChatRequest, ChatResponse, LlmClient, LlmConfig};
 
 /// A scripted endpoint: a summary prompt is answered "<entity> is summarised.", a tier prompt
@@ -145,18 +145,19 @@ fn tiered(found: &cairn::search::GraphSearch) -> Vec<(u32, u32, Tier)> {
 
 /// Both paths over every question of the sample: equal calls, tiers, overlay and ranking.
 fn compare(catrag: CatragConfig, concurrency: usize, fail_modulo: Option<usize>) -> (usize, usize, usize) {
-    let mut index = index(catrag);
+    let index = index(catrag);
+    let mut searcher = index.searcher();
     let (mut summaries, mut tier_calls, mut failures) = (0, 0, 0);
     for q in common::questions() {
         // The CLI's path.
         let cli = Arc::new(Scripted::new(concurrency, fail_modulo));
         let tierer = Arc::new(LlmTierer::new(cli.clone() as Arc<dyn LlmClient>));
-        index.set_edge_tierer(Box::new(tierer.clone())).unwrap();
-        let blocking = index.search_graph(&q, 5, Method::Catrag).unwrap();
-        index.clear_edge_tierer();
+        searcher.set_edge_tierer(Some(Box::new(tierer.clone())));
+        let blocking = searcher.search_graph(&q, 5, Method::Catrag).unwrap();
+        searcher.set_edge_tierer(None);
         // The page's path.
         let page = Scripted::new(concurrency, fail_modulo);
-        let prepared = match index.prepare_graph(&q, 5, Method::Catrag).unwrap() {
+        let prepared = match searcher.prepare_graph(&Query::new(q.as_str(), 5, Method::Catrag)).unwrap() {
             GraphStep::Prepared(p) => p,
             GraphStep::Done(_) => panic!("the sample's questions walk the graph: {q}"),
         };
@@ -166,7 +167,7 @@ fn compare(catrag: CatragConfig, concurrency: usize, fail_modulo: Option<usize>)
             let r = page.answer(&req).map(|a| a.content);
             async move { r }
         }));
-        let paged = index.finish_graph(prepared, "llm:scripted", outcome.tiers.clone()).unwrap().into_graph_search().unwrap();
+        let paged = searcher.finish_graph(prepared, "llm:scripted", outcome.tiers.clone()).unwrap().into_graph_search().unwrap();
 
         assert_eq!(multiset(&cli.calls()), multiset(&page.calls()), "same calls for {q:?}");
         assert_eq!(cli.calls().len(), outcome.stats.calls);
@@ -210,15 +211,16 @@ fn the_same_under_a_tight_budget_and_a_failing_endpoint() {
 fn tiers_change_the_ranking_and_the_offline_tierer_comes_back() {
     // The scripted tiers are not the embedding-similarity tiers: the overlay differs (so the
     // comparison above is not between two offline runs).
-    let mut index = index(CatragConfig::default());
+    let index = index(CatragConfig::default());
+    let mut searcher = index.searcher();
     let q = &common::questions()[0];
-    let offline = index.search_graph(q, 5, Method::Catrag).unwrap();
+    let offline = searcher.search_graph(q, 5, Method::Catrag).unwrap();
     let client = Arc::new(Scripted::new(2, None));
-    index.set_edge_tierer(Box::new(LlmTierer::new(client as Arc<dyn LlmClient>))).unwrap();
-    let llm = index.search_graph(q, 5, Method::Catrag).unwrap();
+    searcher.set_edge_tierer(Some(Box::new(LlmTierer::new(client as Arc<dyn LlmClient>))));
+    let llm = searcher.search_graph(q, 5, Method::Catrag).unwrap();
     assert_ne!(tiered(&offline), tiered(&llm));
-    index.clear_edge_tierer();
-    let again = index.search_graph(q, 5, Method::Catrag).unwrap();
+    searcher.set_edge_tierer(None);
+    let again = searcher.search_graph(q, 5, Method::Catrag).unwrap();
     assert_eq!(again.retrieval.overlay, offline.retrieval.overlay);
     assert_eq!(again.hits, offline.hits);
 }
@@ -226,8 +228,9 @@ fn tiers_change_the_ranking_and_the_offline_tierer_comes_back() {
 #[test]
 fn the_memo_answers_a_repeated_query_without_calls() {
     let index = index(CatragConfig::default());
+    let mut searcher = index.searcher();
     let q = &common::questions()[1];
-    let GraphStep::Prepared(prepared) = index.prepare_graph(q, 5, Method::Catrag).unwrap() else {
+    let GraphStep::Prepared(prepared) = searcher.prepare_graph(&Query::new(q.as_str(), 5, Method::Catrag)).unwrap() else {
         panic!("walks the graph")
     };
     let requests = prepared.query.tier_requests(index.graph().unwrap());

@@ -60,7 +60,7 @@ fn rerank_20_candidates_timed() {
     let mut last = Vec::new();
     for _ in 0..5 {
         let t0 = js_sys::Date::now();
-        // As Index::search_cage: relevance, graphs, R-GCN, coherence, fusion.
+        // As Searcher::search_cage: relevance, graphs, R-GCN, coherence, fusion.
         let texts: Vec<String> = ps.iter().map(|(t, x)| format!("{t}\n{x}")).collect();
         let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
         let rows = embedder.embed_batch(&refs, &mut |_, _| {}).unwrap();

@@ -34,7 +34,7 @@
 //      {type:'ready', stats, available, embedder, timing, changed, labels}
 //                                                              after every indexing request
 //      {type:'ready', request:'load-embedder', id, stats, available, embedder, timing, cancelled?, failed?}
-//      {type:'results', id, query, method, hits, ms, explanation?}  explanation for graph methods
+//      {type:'results', id, query, method, hits, ms, explanation?, weak?}  explanation for graph methods
 //      {type:'passage-graph', id, graph}
 //      {type:'graph-bench', id, figures}
 //      {type:'cage-graph', id, passage, graph}                 Engine.cagePassageGraph's object
@@ -66,17 +66,19 @@
 //
 // The worker's concerns are modules of www/engine/: state.js (the engine and what is loaded, the
 // reply helpers), load.js (fetching with progress, gzip), indexing.js, embedders.js (static,
-// text pipeline, MiniLM), graph.js, cage.js, llm.js and files.js (index files). This file takes
+// text pipeline, MiniLM), graph.js, cage.js, llm.js, files.js (index files) and query.js (the one
+// door of a query: Engine.query, with the endpoint's tiers when one is set). This file takes
 // the messages and routes each one; a method's route is read from its needs in the method table
 // (`methods()`), never from its name.
 
 import init, { Engine, methods, version } from '../pkg/cairn.js';
-import { cageSearch, loadCage } from './engine/cage.js';
+import { loadCage } from './engine/cage.js';
 import { loadEmbedder, loadMinilm } from './engine/embedders.js';
 import { handleIndexFile } from './engine/files.js';
 import { loadGraph } from './engine/graph.js';
 import { DEMO_NAME, baseName, kindOf, loadDemo, runIndex, uniqueName } from './engine/indexing.js';
-import { handleLlm, searchWithLlm } from './engine/llm.js';
+import { handleLlm } from './engine/llm.js';
+import { needsOf, resultsOf, searchWithLlm } from './engine/query.js';
 import {
   CAGE_METHODS, ENGINE_CONFIG, METHOD_INFO, embedderDownload, engine, info, llm, message, methodsInfo, now, post, postError,
   setCAGE_METHODS, setEngine, setInfo, setLlmOpenieCancel, setMETHOD_INFO, setMinilmCancel, setWasmExports, stats,
@@ -119,36 +121,14 @@ async function handle(msg, early) {
     case 'search': {
       // the method's route, from its needs in the method table (the first row is the default)
       const method = String(msg.method || info.methods[0]?.name || '');
-      const needs = METHOD_INFO.get(method)?.needs;
-      // An LLM endpoint tiers the edges of a graph walk that can take them; the engine's two-step
-      // LLM search (plan, then search with the tiers) has no CAGE rerank after the walk, so a
-      // CAGE method walks with offline tiers.
-      if (needs?.llm && !needs.cage && llm) {
+      // an LLM endpoint tiers the edges of every graph walk that takes tiers (the walk of a
+      // graph method, or a CAGE method's first stage): the engine plans, the endpoint answers
+      if (needsOf(method)?.llm && llm) {
         await searchWithLlm(msg, method);
         return;
       }
       try {
-        const t0 = now();
-        const opts = { k: Number(msg.k) || 5, method };
-        if (msg.prefix) opts.prefix = true; // search as you type: complete the last word
-        const query = String(msg.query ?? '');
-        if (needs?.cage) {
-          post(cageSearch(query, opts, msg.id));
-          return;
-        }
-        // graph methods: why each passage ranked (seeds, paths), for the page's drawing, read from
-        // the same search (the graph search runs once)
-        const graphMethod = !!needs && needs.graph;
-        // and, for the other methods, whether the hits are weak (a dense method answering a query
-        // that shares no word with any passage)
-        let hits, explanation, weak;
-        if (!graphMethod || msg.explain !== false) {
-          ({ hits, explanation, weak } = engine.searchExplained(query, opts));
-        } else {
-          hits = engine.search(query, opts);
-        }
-        const ms = now() - t0;
-        post({ type: 'results', id: msg.id, query: msg.query, method, hits, ms, explanation: explanation ?? undefined, weak: weak ?? undefined });
+        post(resultsOf(msg, method, now())[0]);
       } catch (err) {
         postError('search', err, { id: msg.id });
       }

@@ -162,7 +162,7 @@ export async function openIndex({ base = here, method, early = false, full = tru
     loadFull: () => startFull(),
     timings,
     search(query, { k = 8, method: m = method, prefix = false } = {}) {
-      return engine.search(query, { k, method: m, prefix });
+      return engine.query({ query, k, method: m, prefix }).hits;
     },
   };
 }

@@ -377,7 +377,7 @@ impl CatragConfig {
 /// Finds the entity mentions of a query for CatRAG's symbolic anchoring (docs/method/spec.md §3 channel B,
 /// "optional LLM NER"), instead of the text pipeline's rule-based query NER
 /// ([`crate::text::Pipeline::query_entities`]). Set on an index with
-/// [`crate::Index::set_entity_recognizer`]. An error or an empty list makes the index fall back
+/// [`crate::search::Searcher::set_entity_recognizer`]. An error or an empty list makes the searcher fall back
 /// to the rule-based mentions for that query (the recognizer counts its own failures).
 pub trait EntityRecognizer {
     /// Named in reports (for example `llm-ner:smollm2`).
@@ -743,6 +743,375 @@ impl PreparedQuery {
     }
 }
 
+/// The passage nodes' teleport weights before the seeds' (step 1's passage side), by source: the
+/// dense prior, and Cairn's lexical prior, query-residual prior, title bridges and query titles
+/// (docs/method/graph.md), each `[passage nodes]` (empty: the source is off).
+#[derive(Debug)]
+struct PassagePrior {
+    /// Every source summed: the passage nodes' teleport entries.
+    weights: Vec<f64>,
+    /// The dense prior alone (HippoRAG 2's passage node weights).
+    dense: Vec<f64>,
+    /// The other sources one by one, for the teleport's shares by source.
+    by_source: SourceWeights,
+}
+
+impl PassagePrior {
+    /// The passage prior of one query: [`CatragConfig::passage_node_weight`] × min–max dense
+    /// score ([`seeds::dense_passage_weights`]), plus (unless ablated) the lexical prior
+    /// ([`seeds::lexical_passage_weights`]), the query-residual prior from the best passage by
+    /// fused evidence ([`seeds::residual_passage_weights`]) and the title bridges and query
+    /// titles ([`bridge`]).
+    ///
+    /// # Errors
+    /// [`Error::Config`] when the dense or lexical scores do not cover the graph's passages.
+    fn of(graph: &Graph, input: &QueryInput<'_>, config: &CatragConfig) -> Result<PassagePrior> {
+        let mut weights =
+            seeds::dense_passage_weights(graph, input.passage_scores, config.dense_top_n, config.passage_node_weight)?;
+        let dense = weights.clone();
+        let mut by_source = SourceWeights::default();
+        if !config.no_lexical {
+            let lexical = seeds::lexical_passage_weights(
+                graph,
+                input.lexical_scores,
+                config.lexical_top_n,
+                config.lexical_passage_weight,
+            )?;
+            for (w, &l) in weights.iter_mut().zip(&lexical) {
+                *w += l;
+            }
+            by_source.lexical = lexical;
+        }
+        let bridges_on = !(config.no_bridge || config.bridge_weight == 0.0);
+        let query_titles_on = !(config.no_query_title || config.query_title_weight == 0.0);
+        let titles_on = (bridges_on || query_titles_on) && input.titles.is_some();
+        let residual_on = !(config.no_residual || config.residual_weight == 0.0) && input.prior_vectors.is_some();
+        let mut relevance = Vec::new();
+        if titles_on || residual_on {
+            relevance = seeds::lexical_passage_weights(graph, input.lexical_scores, 0, 1.0)?;
+            let share = config.bridge_dense_share;
+            if share > 0.0 {
+                // Bridge sources and targets by fused evidence: BM25 ÷ best and min–max dense.
+                let dense = seeds::dense_passage_weights(graph, input.passage_scores, 0, 1.0)?;
+                for (r, d) in relevance.iter_mut().zip(dense) {
+                    *r = (1.0 - share) * *r + share * d;
+                }
+                let max = relevance.iter().copied().fold(0.0f64, f64::max);
+                if max > 0.0 {
+                    relevance.iter_mut().for_each(|r| *r /= max);
+                }
+            }
+        }
+        if let (true, Some(vectors)) = (residual_on, input.prior_vectors.as_ref()) {
+            // The first hop: the best passage node by the fused evidence (ties: lower position).
+            let top = (0..relevance.len())
+                .filter(|&i| relevance[i] > 0.0)
+                .max_by(|&a, &b| relevance[a].total_cmp(&relevance[b]).then(b.cmp(&a)));
+            if let Some(top) = top {
+                let residual =
+                    seeds::residual_passage_weights(graph, vectors, top, config.residual_top_n, config.residual_weight)?;
+                for (w, &x) in weights.iter_mut().zip(&residual) {
+                    *w += x;
+                }
+                by_source.residual = residual;
+            }
+        }
+        if let (true, Some(titles)) = (titles_on, input.titles) {
+            let (bridged, titled) =
+                Self::bridges(graph, titles, input.query, &relevance, config, bridges_on, query_titles_on);
+            for ((w, &b), &t) in weights.iter_mut().zip(&bridged).zip(titled.iter().chain(std::iter::repeat(&0.0))) {
+                *w += b + t;
+            }
+            by_source.query_titles = titled;
+            by_source.bridges = bridged;
+        }
+        Ok(PassagePrior { weights, dense, by_source })
+    }
+
+    /// Title bridges (two hops: from the passages best by `relevance`, then from the bridged
+    /// ones) and query titles ([`bridge::bridge_weights`], [`bridge::query_title_weights`]):
+    /// `(bridged, titled)`, `[passage nodes]` each (`titled` empty without query titles). A
+    /// passage keeps the larger of its bridge and query-title weights, under that source.
+    fn bridges(
+        graph: &Graph,
+        titles: &bridge::TitleIndex,
+        query: &str,
+        relevance: &[f64],
+        config: &CatragConfig,
+        bridges_on: bool,
+        query_titles_on: bool,
+    ) -> (Vec<f64>, Vec<f64>) {
+        let mut bridged = bridge::bridge_weights(
+            graph,
+            titles,
+            relevance,
+            relevance,
+            config.bridge_sources,
+            if bridges_on { config.bridge_weight } else { 0.0 },
+            config.bridge_floor,
+            config.bridge_specificity,
+            config.bridge_split_title,
+        );
+        if config.bridge_hop2_weight > 0.0 {
+            // Bridges of bridges (a third hop): the bridged passages are the sources.
+            let second = bridge::bridge_weights(
+                graph,
+                titles,
+                &bridged,
+                relevance,
+                config.bridge_sources,
+                config.bridge_hop2_weight,
+                config.bridge_floor,
+                config.bridge_specificity,
+                config.bridge_split_title,
+            );
+            for (b, x) in bridged.iter_mut().zip(second) {
+                *b = b.max(x);
+            }
+        }
+        let mut titled = Vec::new();
+        if query_titles_on {
+            // Passages titled by a name in the query: the first hop the question names.
+            let named = bridge::query_title_weights(
+                graph,
+                titles,
+                query,
+                relevance,
+                config.query_title_weight,
+                config.bridge_floor,
+                config.bridge_specificity,
+                config.bridge_split_title,
+            );
+            titled = vec![0.0; bridged.len()];
+            for ((b, t), x) in bridged.iter_mut().zip(titled.iter_mut()).zip(named) {
+                if x > *b {
+                    *t = x;
+                    *b = 0.0;
+                }
+            }
+        }
+        (bridged, titled)
+    }
+}
+
+/// The steps of [`Retriever::prepare`], in order, each filling its part of the query.
+impl PreparedQuery {
+    /// The query before any step: its inputs copied, every fact's cosine with the query
+    /// ([`seeds::fact_cosines`]) and an empty [`Retrieval`] with the method's ablations and
+    /// warnings.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for an invalid `config` or a query vector of the wrong dimension.
+    fn start(graph: &Graph, method: GraphMethod, input: &QueryInput<'_>, config: &CatragConfig) -> Result<Self> {
+        config.validate()?;
+        let catrag = method == GraphMethod::CatRag;
+        let dim = graph.fact_dim().max(graph.entity_dim());
+        if dim != 0 && input.query_vector.len() != dim {
+            return Err(Error::Config(format!(
+                "the query vector has {} dimensions and the graph's vectors {dim}: query with the embedder the graph was built with",
+                input.query_vector.len()
+            )));
+        }
+        let fact_cosines = seeds::fact_cosines(graph, input.query_vector)?;
+        let retrieval = Retrieval {
+            method,
+            ablations: if catrag { config.ablations() } else { Vec::new() },
+            facts: Vec::new(),
+            seeds: Vec::new(),
+            anchors: Vec::new(),
+            overlay: Vec::new(),
+            tierer: None,
+            tier_failures: 0,
+            ppr: None,
+            floored: false,
+            fallback: None,
+            warnings: if catrag { config.warnings() } else { Vec::new() },
+            sources: TeleportSources::default(),
+            passage_sources: Vec::new(),
+            passage_scores: Vec::new(),
+            node_scores: Vec::new(),
+            teleport: Vec::new(),
+        };
+        Ok(PreparedQuery {
+            query: input.query.to_string(),
+            query_vector: input.query_vector.to_vec(),
+            passage_scores: input.passage_scores.to_vec(),
+            fact_cosines,
+            config: config.clone(),
+            retrieval,
+            teleport: Vec::new(),
+            total: 0.0,
+            hoods: Vec::new(),
+            fallback: None,
+            shape: (graph.node_count(), graph.csr().weights.len()),
+        })
+    }
+
+    fn catrag(&self) -> bool {
+        self.retrieval.method == GraphMethod::CatRag
+    }
+
+    /// Step 1, channel A ([`seeds`]): the top [`CatragConfig::linking_top_k`] facts by cosine
+    /// (none for a zero query vector: nothing the embedder knows ranks every fact equally) and
+    /// their entities' weights, the top [`CatragConfig::seed_top_k`] as fact seeds.
+    fn seed_facts(&mut self, graph: &Graph) {
+        let facts = if crate::embed::is_zero(&self.query_vector) {
+            Vec::new()
+        } else {
+            seeds::top_facts(&self.fact_cosines, self.config.linking_top_k)
+        };
+        self.retrieval.seeds = seeds::entity_weights(graph, &facts, self.config.seed_top_k)
+            .into_iter()
+            .map(|(node, w)| Seed {
+                node,
+                name: node_name(graph, node),
+                facts_weight: w,
+                anchor_weight: 0.0,
+                weight: w,
+                share: 0.0,
+                channel: SeedChannel::Facts,
+            })
+            .collect();
+        self.retrieval.facts = facts;
+    }
+
+    /// Step 2, channel B ([`anchor`], CatRAG unless ablated): each of `mentions` anchored to an
+    /// entity adds [`CatragConfig::epsilon`] ÷ |its passages| to that entity's seed weight (once
+    /// per entity). Then the seeds are final: those of positive finite weight, heaviest first,
+    /// ties by node.
+    ///
+    /// # Errors
+    /// The embedder's (a mention with no exact match is embedded).
+    fn anchor(&mut self, graph: &Graph, mentions: &[Mention], embedder: &dyn Embedder) -> Result<()> {
+        let config = &self.config;
+        let anchors = if self.catrag() && !config.no_anchor {
+            anchor::anchor_mentions(graph, mentions, embedder, config.anchor_threshold)?
+        } else {
+            Vec::new()
+        };
+        let seed_list = &mut self.retrieval.seeds;
+        let mut anchored: Vec<u32> = Vec::new();
+        for a in &anchors {
+            let Some(node) = a.node else { continue };
+            if anchored.contains(&node) {
+                continue; // two mentions of one entity anchor it once
+            }
+            anchored.push(node);
+            let w = config.epsilon / graph.passages_of(node).len().max(1) as f64;
+            match seed_list.iter_mut().find(|s| s.node == node) {
+                Some(s) => {
+                    s.anchor_weight += w;
+                    s.weight += w;
+                    s.channel = SeedChannel::Both;
+                }
+                None => seed_list.push(Seed {
+                    node,
+                    name: node_name(graph, node),
+                    facts_weight: 0.0,
+                    anchor_weight: w,
+                    weight: w,
+                    share: 0.0,
+                    channel: SeedChannel::Anchor,
+                }),
+            }
+        }
+        seed_list.retain(|s| s.weight > 0.0 && s.weight.is_finite());
+        seed_list.sort_by(|a, b| {
+            b.weight.partial_cmp(&a.weight).unwrap_or(Ordering::Equal).then(a.node.cmp(&b.node))
+        });
+        self.retrieval.anchors = anchors;
+        Ok(())
+    }
+
+    /// The teleport vector: the seeds' weights on their entity nodes and `prior`'s on the
+    /// passage nodes, with each seed's and each source's share of the total. False, with the
+    /// fallback set, when there is no seed ([`Fallback::NoSeeds`]) or the total is not positive
+    /// and finite ([`Fallback::ZeroTeleport`]): the later steps then do nothing.
+    fn teleport(&mut self, graph: &Graph, prior: &PassagePrior) -> bool {
+        let out = &mut self.retrieval;
+        if out.seeds.is_empty() {
+            self.fallback = Some(Fallback::NoSeeds);
+            return false;
+        }
+        let mut teleport = vec![0.0f64; graph.node_count()];
+        for s in &out.seeds {
+            if let Some(x) = teleport.get_mut(s.node as usize) {
+                *x += s.weight;
+            }
+        }
+        for (&p, &w) in graph.passage_nodes().iter().zip(&prior.weights) {
+            if let Some(x) = teleport.get_mut(p as usize) {
+                *x += w;
+            }
+        }
+        let total: f64 = teleport.iter().sum();
+        if !(total > 0.0 && total.is_finite()) {
+            self.fallback = Some(Fallback::ZeroTeleport);
+            return false;
+        }
+        for s in &mut out.seeds {
+            s.share = s.weight / total;
+        }
+        let (sources, passage_sources) = prior.by_source.shares(graph, &prior.dense, &out.seeds, total);
+        out.sources = sources;
+        out.passage_sources = passage_sources;
+        self.teleport = teleport;
+        self.total = total;
+        true
+    }
+
+    /// Step 3, the key-fact boost ([`boost`], CatRAG unless ablated): context arcs from a seed
+    /// fact's entity to a passage stating it, into the overlay.
+    fn boost(&mut self, graph: &Graph) {
+        if !self.catrag() || self.config.no_boost {
+            return;
+        }
+        let csr = graph.csr();
+        let out = &mut self.retrieval;
+        for b in boost::key_fact_boosts(graph, &out.facts, self.config.key_fact_boost, self.config.boost_preserve_mass) {
+            out.overlay.push(OverlayArc {
+                arc: b.arc,
+                from: b.entity,
+                to: b.passage,
+                edge_type: EdgeType::Context,
+                static_weight: csr.weights[b.arc as usize],
+                multiplier: b.multiplier,
+                cause: OverlayCause::KeyFactBoost { key_facts: b.key_facts },
+            });
+        }
+    }
+
+    /// Step 4, coarse pruning ([`prune`], CatRAG only): each of the top
+    /// [`CatragConfig::tier_seeds`] seeds' neighbourhood, its pruned arcs (Weak) and the
+    /// candidates left for tiering (none under `no_tier`).
+    fn prune(&mut self, graph: &Graph) {
+        if !self.catrag() {
+            return;
+        }
+        let csr = graph.csr();
+        let config = &self.config;
+        let tiered: Vec<u32> = self.retrieval.seeds.iter().take(config.tier_seeds).map(|s| s.node).collect();
+        for seed in tiered {
+            let hood = prune::prune(graph, seed, &self.fact_cosines, config.k_edge, !config.no_prune);
+            let pruned = hood
+                .pruned
+                .iter()
+                .map(|c| OverlayArc {
+                    arc: c.arc,
+                    from: seed,
+                    to: c.neighbour,
+                    edge_type: EdgeType::Relation,
+                    static_weight: csr.weights[c.arc as usize],
+                    multiplier: config.tiers.weak,
+                    cause: OverlayCause::Pruned,
+                })
+                .collect();
+            let kept = if config.no_tier { Vec::new() } else { hood.kept };
+            self.hoods.push(SeedHood { seed, pruned, kept });
+        }
+    }
+}
+
 /// Runs graph queries, keeping the PPR solver's buffers between them (one per thread/worker).
 #[derive(Debug, Clone, Default)]
 pub struct Retriever {
@@ -795,6 +1164,12 @@ impl Retriever {
     /// asks about; [`Retriever::finish`] takes their tiers and runs PPR once. The result owns its
     /// data, so a caller that fetches tiers asynchronously (the page) keeps it across the wait.
     ///
+    /// A chain of the steps, each filling its part of the [`PreparedQuery`]:
+    /// [`PassagePrior::of`] (the passage nodes' teleport weights by source, title bridges
+    /// included), [`PreparedQuery::seed_facts`] (channel A), [`PreparedQuery::anchor`]
+    /// (channel B), [`PreparedQuery::teleport`] (the teleport vector and its shares by source, or
+    /// a fallback), [`PreparedQuery::boost`] (step 3) and [`PreparedQuery::prune`] (step 4).
+    ///
     /// # Errors
     /// As [`Retriever::retrieve`], except those of PPR.
     pub fn prepare(
@@ -804,299 +1179,16 @@ impl Retriever {
         embedder: &dyn Embedder,
         config: &CatragConfig,
     ) -> Result<PreparedQuery> {
-        config.validate()?;
-        let catrag = method == GraphMethod::CatRag;
-        let dim = graph.fact_dim().max(graph.entity_dim());
-        if dim != 0 && input.query_vector.len() != dim {
-            return Err(Error::Config(format!(
-                "the query vector has {} dimensions and the graph's vectors {dim}: query with the embedder the graph was built with",
-                input.query_vector.len()
-            )));
+        let mut prepared = PreparedQuery::start(graph, method, input, config)?;
+        let prior = PassagePrior::of(graph, input, config)?;
+        prepared.seed_facts(graph);
+        prepared.anchor(graph, input.mentions, embedder)?;
+        if prepared.teleport(graph, &prior) {
+            prepared.boost(graph);
+            prepared.prune(graph);
         }
-
-        // Step 1: channel A.
-        // A zero query vector (nothing the embedder knows) ranks every fact equally: no seed
-        // facts rather than arbitrary ones.
-        let cosines = seeds::fact_cosines(graph, input.query_vector)?;
-        let facts = if crate::embed::is_zero(input.query_vector) {
-            Vec::new()
-        } else {
-            seeds::top_facts(&cosines, config.linking_top_k)
-        };
-        let mut passage_weights = seeds::dense_passage_weights(
-            graph,
-            input.passage_scores,
-            config.dense_top_n,
-            config.passage_node_weight,
-        )?;
-        let dense_weights = passage_weights.clone();
-        // Each passage source's weights, kept apart for the explanation (teleport by source).
-        let mut by_source = SourceWeights::default();
-        if !config.no_lexical {
-            let lexical = seeds::lexical_passage_weights(
-                graph,
-                input.lexical_scores,
-                config.lexical_top_n,
-                config.lexical_passage_weight,
-            )?;
-            for (w, &l) in passage_weights.iter_mut().zip(&lexical) {
-                *w += l;
-            }
-            by_source.lexical = lexical;
-        }
-        let bridges_on = !(config.no_bridge || config.bridge_weight == 0.0);
-        let query_titles_on = !(config.no_query_title || config.query_title_weight == 0.0);
-        let titles_on = (bridges_on || query_titles_on) && input.titles.is_some();
-        let residual_on = !(config.no_residual || config.residual_weight == 0.0) && input.prior_vectors.is_some();
-        let mut relevance = Vec::new();
-        if titles_on || residual_on {
-            relevance = seeds::lexical_passage_weights(graph, input.lexical_scores, 0, 1.0)?;
-            let share = config.bridge_dense_share;
-            if share > 0.0 {
-                // Bridge sources and targets by fused evidence: BM25 ÷ best and min–max dense.
-                let dense = seeds::dense_passage_weights(graph, input.passage_scores, 0, 1.0)?;
-                for (r, d) in relevance.iter_mut().zip(dense) {
-                    *r = (1.0 - share) * *r + share * d;
-                }
-                let max = relevance.iter().copied().fold(0.0f64, f64::max);
-                if max > 0.0 {
-                    relevance.iter_mut().for_each(|r| *r /= max);
-                }
-            }
-        }
-        if let (true, Some(vectors)) = (residual_on, input.prior_vectors.as_ref()) {
-            // The first hop: the best passage node by the fused evidence (ties: lower position).
-            let top = (0..relevance.len())
-                .filter(|&i| relevance[i] > 0.0)
-                .max_by(|&a, &b| relevance[a].total_cmp(&relevance[b]).then(b.cmp(&a)));
-            if let Some(top) = top {
-                let residual =
-                    seeds::residual_passage_weights(graph, vectors, top, config.residual_top_n, config.residual_weight)?;
-                for (w, &x) in passage_weights.iter_mut().zip(&residual) {
-                    *w += x;
-                }
-                by_source.residual = residual;
-            }
-        }
-        if let (true, Some(titles)) = (titles_on, input.titles) {
-            let mut bridged = bridge::bridge_weights(
-                graph,
-                titles,
-                &relevance,
-                &relevance,
-                config.bridge_sources,
-                if bridges_on { config.bridge_weight } else { 0.0 },
-                config.bridge_floor,
-                config.bridge_specificity,
-                config.bridge_split_title,
-            );
-            if config.bridge_hop2_weight > 0.0 {
-                // Bridges of bridges (a third hop): the bridged passages are the sources.
-                let second = bridge::bridge_weights(
-                    graph,
-                    titles,
-                    &bridged,
-                    &relevance,
-                    config.bridge_sources,
-                    config.bridge_hop2_weight,
-                    config.bridge_floor,
-                    config.bridge_specificity,
-                    config.bridge_split_title,
-                );
-                for (b, x) in bridged.iter_mut().zip(second) {
-                    *b = b.max(x);
-                }
-            }
-            if query_titles_on {
-                // Passages titled by a name in the query: the first hop the question names.
-                let named = bridge::query_title_weights(
-                    graph,
-                    titles,
-                    input.query,
-                    &relevance,
-                    config.query_title_weight,
-                    config.bridge_floor,
-                    config.bridge_specificity,
-                    config.bridge_split_title,
-                );
-                // A passage keeps the larger of its bridge and query-title weights, and that
-                // source is credited with it.
-                let mut titled = vec![0.0; bridged.len()];
-                for ((b, t), x) in bridged.iter_mut().zip(titled.iter_mut()).zip(named) {
-                    if x > *b {
-                        *t = x;
-                        *b = 0.0;
-                    }
-                }
-                by_source.query_titles = titled;
-            }
-            for ((w, &b), &t) in passage_weights
-                .iter_mut()
-                .zip(&bridged)
-                .zip(by_source.query_titles.iter().chain(std::iter::repeat(&0.0)))
-            {
-                *w += b + t;
-            }
-            by_source.bridges = bridged;
-        }
-        let mut seed_list: Vec<Seed> = seeds::entity_weights(graph, &facts, config.seed_top_k)
-            .into_iter()
-            .map(|(node, w)| Seed {
-                node,
-                name: node_name(graph, node),
-                facts_weight: w,
-                anchor_weight: 0.0,
-                weight: w,
-                share: 0.0,
-                channel: SeedChannel::Facts,
-            })
-            .collect();
-
-        // Step 2: channel B.
-        let anchors = if catrag && !config.no_anchor {
-            anchor::anchor_mentions(graph, input.mentions, embedder, config.anchor_threshold)?
-        } else {
-            Vec::new()
-        };
-        let mut anchored: Vec<u32> = Vec::new();
-        for a in &anchors {
-            let Some(node) = a.node else { continue };
-            if anchored.contains(&node) {
-                continue; // two mentions of one entity anchor it once
-            }
-            anchored.push(node);
-            let w = config.epsilon / graph.passages_of(node).len().max(1) as f64;
-            match seed_list.iter_mut().find(|s| s.node == node) {
-                Some(s) => {
-                    s.anchor_weight += w;
-                    s.weight += w;
-                    s.channel = SeedChannel::Both;
-                }
-                None => seed_list.push(Seed {
-                    node,
-                    name: node_name(graph, node),
-                    facts_weight: 0.0,
-                    anchor_weight: w,
-                    weight: w,
-                    share: 0.0,
-                    channel: SeedChannel::Anchor,
-                }),
-            }
-        }
-        seed_list.retain(|s| s.weight > 0.0 && s.weight.is_finite());
-        seed_list.sort_by(|a, b| {
-            b.weight.partial_cmp(&a.weight).unwrap_or(Ordering::Equal).then(a.node.cmp(&b.node))
-        });
-
-        let out = Retrieval {
-            method,
-            ablations: if catrag { config.ablations() } else { Vec::new() },
-            facts,
-            seeds: seed_list,
-            anchors,
-            overlay: Vec::new(),
-            tierer: None,
-            tier_failures: 0,
-            ppr: None,
-            floored: false,
-            fallback: None,
-            warnings: if catrag { config.warnings() } else { Vec::new() },
-            sources: TeleportSources::default(),
-            passage_sources: Vec::new(),
-            passage_scores: Vec::new(),
-            node_scores: Vec::new(),
-            teleport: Vec::new(),
-        };
-        let mut prepared = PreparedQuery {
-            query: input.query.to_string(),
-            query_vector: input.query_vector.to_vec(),
-            passage_scores: input.passage_scores.to_vec(),
-            fact_cosines: cosines,
-            config: config.clone(),
-            retrieval: out,
-            teleport: Vec::new(),
-            total: 0.0,
-            hoods: Vec::new(),
-            fallback: None,
-            shape: (graph.node_count(), graph.csr().weights.len()),
-        };
-        let out = &mut prepared.retrieval;
-        if out.seeds.is_empty() {
-            prepared.fallback = Some(Fallback::NoSeeds);
-            return Ok(prepared);
-        }
-
-        // Teleport vector.
-        let n = graph.node_count();
-        let mut teleport = vec![0.0f64; n];
-        for s in &out.seeds {
-            if let Some(x) = teleport.get_mut(s.node as usize) {
-                *x += s.weight;
-            }
-        }
-        for (&p, &w) in graph.passage_nodes().iter().zip(&passage_weights) {
-            if let Some(x) = teleport.get_mut(p as usize) {
-                *x += w;
-            }
-        }
-        let total: f64 = teleport.iter().sum();
-        if !(total > 0.0 && total.is_finite()) {
-            prepared.fallback = Some(Fallback::ZeroTeleport);
-            return Ok(prepared);
-        }
-        for s in &mut out.seeds {
-            s.share = s.weight / total;
-        }
-        let (sources, passage_sources) = by_source.shares(graph, &dense_weights, &out.seeds, total);
-        out.sources = sources;
-        out.passage_sources = passage_sources;
-
-        // Steps 3–4: the boost and the pruning part of the overlay.
-        if catrag {
-            let csr = graph.csr();
-            if !config.no_boost {
-                for b in boost::key_fact_boosts(
-                    graph,
-                    &out.facts,
-                    config.key_fact_boost,
-                    config.boost_preserve_mass,
-                ) {
-                    out.overlay.push(OverlayArc {
-                        arc: b.arc,
-                        from: b.entity,
-                        to: b.passage,
-                        edge_type: EdgeType::Context,
-                        static_weight: csr.weights[b.arc as usize],
-                        multiplier: b.multiplier,
-                        cause: OverlayCause::KeyFactBoost { key_facts: b.key_facts },
-                    });
-                }
-            }
-            let tiered: Vec<u32> = out.seeds.iter().take(config.tier_seeds).map(|s| s.node).collect();
-            for seed in tiered {
-                let hood = prune::prune(graph, seed, &prepared.fact_cosines, config.k_edge, !config.no_prune);
-                let pruned = hood
-                    .pruned
-                    .iter()
-                    .map(|c| OverlayArc {
-                        arc: c.arc,
-                        from: seed,
-                        to: c.neighbour,
-                        edge_type: EdgeType::Relation,
-                        static_weight: csr.weights[c.arc as usize],
-                        multiplier: config.tiers.weak,
-                        cause: OverlayCause::Pruned,
-                    })
-                    .collect();
-                let kept = if config.no_tier { Vec::new() } else { hood.kept };
-                prepared.hoods.push(SeedHood { seed, pruned, kept });
-            }
-        }
-        prepared.teleport = teleport;
-        prepared.total = total;
         Ok(prepared)
     }
-
     /// Step 5's overlay and step 6 (PPR, run once) of a [`PreparedQuery`]: `tiers[i]` are the
     /// tiers of batch i ([`PreparedQuery::batches`] order), one per candidate; `None`, a missing
     /// entry or a vector of the wrong length makes that batch Weak and counts it in

@@ -93,7 +93,7 @@ fn the_graph_is_carried_over_and_equals_a_fresh_build() {
     assert!(phases.contains(&Phase::Extract));
     let report = grown.index().unwrap().knowledge_graph().unwrap().report().clone();
     assert_eq!(report.counts.passages, 5);
-    let fresh = graph_engine();
+    let mut fresh = graph_engine();
     assert_eq!(report.counts, fresh.index().unwrap().knowledge_graph().unwrap().report().counts);
     let a = grown.search(QUERY, 5, Method::Catrag, QueryOptions::default()).unwrap().hits;
     let b = fresh.search(QUERY, 5, Method::Catrag, QueryOptions::default()).unwrap().hits;
@@ -102,18 +102,20 @@ fn the_graph_is_carried_over_and_equals_a_fresh_build() {
 
 #[test]
 fn a_graph_search_runs_once_with_and_without_explain() {
-    let e = graph_engine();
-    let counts = e.run_counts().unwrap();
+    let mut e = graph_engine();
+    assert_eq!(e.run_counts().unwrap().get(), (0, 0));
     let found = e.search(QUERY, 3, Method::Catrag, QueryOptions::default()).unwrap();
-    assert_eq!(counts.get(), (1, 1));
+    assert_eq!(e.run_counts().unwrap().get(), (1, 1));
     let ex = e.explain(&found, &ExplainConfig::default()).unwrap();
-    assert_eq!(counts.get(), (1, 1), "explaining a result runs no search");
+    assert_eq!(e.run_counts().unwrap().get(), (1, 1), "explaining a result runs no search");
     assert_eq!(ex.hits, found.hits);
     assert_eq!(ex.passages.len(), found.hits.len());
+    e.reset_run_counts();
+    assert_eq!(e.run_counts().unwrap().get(), (0, 0));
     // The one-call explanation runs the graph search once too, and explains the same ranking.
-    counts.reset();
-    let again = e.index().unwrap().explain(QUERY, 3, Method::Catrag, &ExplainConfig::default()).unwrap();
-    assert_eq!(counts.get(), (1, 1));
+    let mut searcher = e.index().unwrap().searcher();
+    let again = searcher.explain(QUERY, 3, Method::Catrag, &ExplainConfig::default()).unwrap();
+    assert_eq!(searcher.counts().get(), (1, 1));
     assert_eq!(again.hits, found.hits);
 }
 
@@ -126,9 +128,8 @@ fn a_cage_query_runs_its_first_stage_once() {
     let z: Vec<f32> = (0..5 * 4).map(|i| ((i * 7 % 11) as f32) - 5.0).collect();
     e.index_mut().unwrap().store_cage_z(key, &[0, 1, 2, 3, 4], &z, 4).unwrap();
     assert!(e.supports(Method::CatragCage));
-    let counts = e.run_counts().unwrap();
     let found = e.search(QUERY, 3, Method::CatragCage, QueryOptions::default()).unwrap();
-    assert_eq!(counts.get(), (1, 1), "first stages, graph searches");
+    assert_eq!(e.run_counts().unwrap().get(), (1, 1), "first stages, graph searches");
     assert_eq!(found.hits.len(), 3);
     assert_eq!(found.trace.reranked.len(), 3);
     assert_eq!(found.trace.candidates.len(), 5);
@@ -138,9 +139,9 @@ fn a_cage_query_runs_its_first_stage_once() {
         assert_eq!(h.passage, found.trace.candidates[r.candidate].passage);
         assert_eq!(h.score, r.score);
     }
-    counts.reset();
-    let pairs = e.index().unwrap().search_cage(QUERY, 3, Method::CatragCage).unwrap();
-    assert_eq!(counts.get(), (1, 1));
+    let mut searcher = e.index().unwrap().searcher();
+    let pairs = searcher.search_cage(QUERY, 3, Method::CatragCage).unwrap();
+    assert_eq!(searcher.counts().get(), (1, 1));
     assert_eq!(pairs.iter().map(|(h, _)| h.clone()).collect::<Vec<_>>(), found.hits);
     // An explanation is for the graph methods themselves.
     assert!(matches!(e.explain(&found, &ExplainConfig::default()), Err(Error::UnknownMethod { .. })));
@@ -148,7 +149,7 @@ fn a_cage_query_runs_its_first_stage_once() {
 
 #[test]
 fn parts_built_elsewhere_give_the_engine_built_here() {
-    let built = graph_engine();
+    let mut built = graph_engine();
     let index = built.index().unwrap();
     let e = static_embedder();
     let vectors = index.dense(EmbedderSlot::Static).unwrap().vectors().clone();
@@ -159,7 +160,7 @@ fn parts_built_elsewhere_give_the_engine_built_here() {
         cage_z: None,
         triples: Some((out.triples, Some(out.stats))),
     };
-    let other = Engine::build_from_parts(index.corpus().clone(), &IndexConfig::default(), None, parts).unwrap();
+    let mut other = Engine::build_from_parts(index.corpus().clone(), &IndexConfig::default(), None, parts).unwrap();
     for m in [Method::Bm25, Method::Dense, Method::Hybrid, Method::Hipporag, Method::Catrag] {
         let a = built.search(QUERY, 5, m, QueryOptions::default()).unwrap().hits;
         let b = other.search(QUERY, 5, m, QueryOptions::default()).unwrap().hits;
@@ -191,11 +192,11 @@ fn an_empty_engine_like_another_shares_its_static_embedder_only() {
     fresh.set_embedder(EmbedderSlot::Static, static_embedder(), &mut |_, _, _| {}).unwrap();
     fresh.add_passages(second()).unwrap();
     fresh.build(&mut |_, _, _| {}).unwrap();
-    let ranked = |e: &Engine| {
+    let ranked = |e: &mut Engine| {
         let found = e.search("capital city of France", 2, Method::Dense, QueryOptions::default()).unwrap();
         found.hits.iter().map(|h| (h.passage, h.score.to_bits())).collect::<Vec<_>>()
     };
-    assert_eq!(ranked(&e), ranked(&fresh));
+    assert_eq!(ranked(&mut e), ranked(&mut fresh));
     // An engine without a static embedder gives one without.
     let bare = Engine::new(IndexConfig::default()).unwrap();
     assert!(bare.empty_like(IndexConfig::default()).unwrap().embedder(EmbedderSlot::Static).is_none());

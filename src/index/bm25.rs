@@ -725,7 +725,7 @@ mod tests {
     }
 
     fn scores(idx: &Index, q: &str) -> Vec<(String, f32)> {
-        idx.search(q, 10, Method::Bm25)
+        idx.searcher().search(q, 10, Method::Bm25)
             .unwrap()
             .into_iter()
             .map(|h| (idx.corpus().get(h.passage).unwrap().id.clone(), h.score))
@@ -778,9 +778,9 @@ mod tests {
         let ids: Vec<String> = scores(&idx, "words").into_iter().map(|(id, _)| id).collect();
         assert_eq!(ids, vec!["a", "b", "c"]);
         let top2: Vec<u32> =
-            idx.search("words", 2, Method::Bm25).unwrap().iter().map(|h| h.passage).collect();
+            idx.searcher().search("words", 2, Method::Bm25).unwrap().iter().map(|h| h.passage).collect();
         assert_eq!(top2, vec![2, 0]);
-        assert!(idx.search("words", 0, Method::Bm25).unwrap().is_empty());
+        assert!(idx.searcher().search("words", 0, Method::Bm25).unwrap().is_empty());
     }
 
     #[test]
@@ -811,7 +811,7 @@ mod tests {
     }
 
     fn scores_with(idx: &Index, q: &str, prefix: bool) -> Vec<(String, f32)> {
-        idx.search_with(q, 10, Method::Bm25, crate::index::QueryOptions { prefix })
+        idx.searcher().search_with(q, 10, Method::Bm25, crate::index::QueryOptions { prefix })
             .unwrap()
             .into_iter()
             .map(|h| (idx.corpus().get(h.passage).unwrap().id.clone(), h.score))
@@ -846,7 +846,7 @@ mod tests {
         assert_eq!(scores(&fruit(), "cehrry").len(), 2);
         // Three characters allow no edit.
         assert!(scores(&fruit(), "fog").is_empty());
-        let terms = fruit().query_terms("banan");
+        let terms = fruit().searcher().query_terms("banan");
         assert!(terms.contains("banana") && terms.contains("banan"), "{terms:?}");
     }
 
@@ -903,7 +903,7 @@ mod tests {
         assert_eq!(scores_with(&idx, "apple", true)[0].0, "d0");
         // Stop words are completed as typed ("the" → nothing here, "da" → "date").
         assert_eq!(scores_with(&idx, "the da", true)[0].0, "d2");
-        let terms = idx.query_terms_with("ban", crate::index::QueryOptions { prefix: true });
+        let terms = idx.searcher().query_terms_with("ban", crate::index::QueryOptions { prefix: true });
         assert!(terms.contains("banana"));
     }
 
@@ -930,7 +930,7 @@ mod tests {
         ] {
             for prefix in [false, true] {
                 let hits =
-                    idx.search_with(q, 5, Method::Bm25, crate::index::QueryOptions { prefix }).unwrap();
+                    idx.searcher().search_with(q, 5, Method::Bm25, crate::index::QueryOptions { prefix }).unwrap();
                 assert!(hits.iter().all(|h| h.score > 0.0), "{q:?}");
             }
         }
@@ -957,7 +957,7 @@ mod tests {
     fn highlights_are_byte_ranges_of_matching_words() {
         let idx = fruit();
         let text = "Apples and a banana.";
-        assert_eq!(idx.highlights(&idx.query_terms("apple banana"), text), vec![(0, 6), (13, 19)]);
+        assert_eq!(idx.searcher().highlights(&idx.searcher().query_terms("apple banana"), text), vec![(0, 6), (13, 19)]);
     }
 
     /// The postings section of a real index, written and read back: every array equal, every

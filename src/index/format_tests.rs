@@ -59,8 +59,8 @@ fn round_trip_ranks_identically_for_every_method() {
             continue;
         }
         for q in &questions {
-            let a = index.search(q, 10, m).unwrap();
-            let b = loaded.search(q, 10, m).unwrap();
+            let a = index.searcher().search(q, 10, m).unwrap();
+            let b = loaded.searcher().search(q, 10, m).unwrap();
             assert_eq!(a, b, "{m} on {q:?}");
             assert!(!a.is_empty());
             compared += 1;
@@ -134,7 +134,7 @@ fn bm25_only_index_round_trips_without_embedders() {
     let (loaded, notes) = Index::from_bytes(&plain.to_bytes().unwrap(), &[], &mut |_, _| {}).unwrap();
     assert!(notes.skipped_slots.is_empty());
     for q in &questions {
-        assert_eq!(plain.search(q, 5, Method::Bm25).unwrap(), loaded.search(q, 5, Method::Bm25).unwrap());
+        assert_eq!(plain.searcher().search(q, 5, Method::Bm25).unwrap(), loaded.searcher().search(q, 5, Method::Bm25).unwrap());
     }
     // Without the embedder, a file with vectors and a graph: the vectors are skipped and the graph
     // is refused with the missing embedder named.
@@ -261,7 +261,7 @@ fn cage_embeddings_round_trip() {
     }
     for m in [Method::Cage, Method::Bm25Cage, Method::CatragCage] {
         for q in questions.iter().take(5) {
-            assert_eq!(index.search(q, 10, m).unwrap(), loaded.search(q, 10, m).unwrap(), "{m} on {q:?}");
+            assert_eq!(index.searcher().search(q, 10, m).unwrap(), loaded.searcher().search(q, 10, m).unwrap(), "{m} on {q:?}");
         }
     }
 }
@@ -436,9 +436,9 @@ fn fuzz_loader_and_queries_never_panic() {
         let q = &questions[rng.below(questions.len())];
         for m in Method::ALL {
             if idx.supports(m) {
-                let _ = idx.search(q, 10, m);
+                let _ = idx.searcher().search(q, 10, m);
                 if m.graph_method().is_some() {
-                    let _ = idx.explain(q, 5, m, &ExplainConfig::default());
+                    let _ = idx.searcher().explain(q, 5, m, &ExplainConfig::default());
                 }
             }
         }
@@ -454,7 +454,7 @@ fn fuzz_loader_and_queries_never_panic() {
                     if grown.attach_embedder(EmbedderSlot::Static, e.clone(), &mut |_, _| {}).is_ok()
                         && grown.extend_graph(g, &mut |_, _, _| {}).is_ok()
                     {
-                        let _ = grown.search(q, 10, Method::Catrag);
+                        let _ = grown.searcher().search(q, 10, Method::Catrag);
                     }
                 }
             }

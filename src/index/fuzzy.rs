@@ -437,10 +437,10 @@ mod tests {
             let q = "Whom did Teutbrega marry?";
             let index = graph_index(true);
             let want = index.graph().unwrap().entity_id("Teutberga");
-            let got = index.search_graph(q, 3, Method::Catrag).unwrap();
+            let got = index.searcher().search_graph(q, 3, Method::Catrag).unwrap();
             let anchored: Vec<Option<u32>> = got.retrieval.anchors.iter().map(|a| a.node).collect();
             assert!(anchored.contains(&want), "{:?}", got.retrieval.anchors);
-            let off = graph_index(false).search_graph(q, 3, Method::Catrag).unwrap();
+            let off = graph_index(false).searcher().search_graph(q, 3, Method::Catrag).unwrap();
             assert!(
                 off.retrieval.anchors.iter().all(|a| a.mention == "Teutbrega"),
                 "{:?}",

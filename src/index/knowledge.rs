@@ -1,14 +1,15 @@
 //! The knowledge graph held by an [`super::Index`] for the graph methods `hipporag` and `catrag`
 //! (docs/method/spec.md §1–3): the [`Graph`] built from the corpus's OpenIE triples with one embedder, that
-//! embedder (for queries), the text pipeline (query NER), the hubs for diagnostics, the edge
-//! tierer, and how the build went.
+//! embedder (for queries), the text pipeline (query NER), the hubs for diagnostics, the
+//! structures derived once per graph for search (the typo-tolerant entity lookup, the title
+//! index), and how the build went. Plain data: what a query changes lives in its
+//! [`crate::search::Searcher`].
 
-use std::cell::RefCell;
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
-use crate::catrag::{hub_nodes, EdgeTierer, EmbeddingSimilarityTierer, Retriever};
+use crate::catrag::hub_nodes;
 use crate::embed::Embedder;
 use crate::extract::ExtractStats;
 use crate::graph::{AddSummary, Graph, GraphCounts, SynonymStats};
@@ -61,24 +62,18 @@ pub struct KnowledgeGraph {
     pub(crate) pipeline: Pipeline,
     pub(super) hubs: Vec<u32>,
     pub(super) report: GraphBuildReport,
-    pub(crate) retriever: RefCell<Retriever>,
-    /// A tierer set with [`super::Index::set_edge_tierer`]; `None`: the
-    /// [`EmbeddingSimilarityTierer`] with the configuration's thresholds.
-    pub(crate) tierer: Option<Box<dyn EdgeTierer>>,
-    /// A query NER set with [`super::Index::set_entity_recognizer`]; `None`: the text
-    /// pipeline's rule-based query NER.
-    pub(crate) recognizer: Option<Box<dyn crate::catrag::EntityRecognizer>>,
-    /// Typo-tolerant entity lookup for anchoring, built on the first query that needs it.
-    pub(crate) entity_lookup: std::cell::OnceCell<super::fuzzy::EntityLookup>,
-    /// Entity → passages titled by it (title bridges), built on the first query that needs it.
-    pub(crate) titles: std::cell::OnceCell<crate::catrag::bridge::TitleIndex>,
+    /// Typo-tolerant entity lookup for anchoring, made by [`super::Index::prepare_graph_search`]
+    /// when the graph is built, extended or loaded (`None` before).
+    pub(crate) entity_lookup: Option<super::fuzzy::EntityLookup>,
+    /// Entity → passages titled by it (title bridges), made with the entity lookup.
+    pub(crate) titles: Option<crate::catrag::bridge::TitleIndex>,
 }
 
 impl std::fmt::Debug for KnowledgeGraph {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("KnowledgeGraph")
             .field("counts", &self.report.counts)
-            .field("tierer", &self.tierer.as_ref().map_or(EmbeddingSimilarityTierer::NAME, |t| t.name()))
+            .field("prepared", &(self.entity_lookup.is_some() && self.titles.is_some()))
             .finish()
     }
 }
@@ -97,11 +92,8 @@ impl KnowledgeGraph {
             pipeline,
             hubs,
             report,
-            retriever: RefCell::new(Retriever::new()),
-            tierer: None,
-            recognizer: None,
-            entity_lookup: std::cell::OnceCell::new(),
-            titles: std::cell::OnceCell::new(),
+            entity_lookup: None,
+            titles: None,
         }
     }
 
@@ -150,11 +142,6 @@ impl KnowledgeGraph {
         let english = self.pipeline.analyze(&passage.title, &passage.text).language.english;
         PassageFacts { english, triples, entities }
     }
-
-    /// The name of the edge tierer CatRAG queries use (by default `embedding-similarity`).
-    pub fn tierer_name(&self) -> &str {
-        self.tierer.as_ref().map_or(EmbeddingSimilarityTierer::NAME, |t| t.name())
-    }
 }
 
 impl super::Index {
@@ -182,7 +169,7 @@ impl super::Index {
             out.extend(kg.graph.memory_breakdown().into_iter().map(|(n, b)| (format!("graph: {n}"), b)));
             out.push((
                 "graph: typo-tolerant entity lookup".to_string(),
-                kg.entity_lookup.get().map_or(0, |l| l.heap_bytes()),
+                kg.entity_lookup.as_ref().map_or(0, |l| l.heap_bytes()),
             ));
         }
         out

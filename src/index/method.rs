@@ -376,7 +376,7 @@ impl Method {
     /// Whether the method ranks by meaning alone, so that a query sharing no word with any
     /// passage (a paraphrase) still has answers: those whose stage is dense (`dense`,
     /// `dense-minilm` and `cage`, which reranks `dense`). The "nothing matches" rule
-    /// ([`crate::index::Index::nothing_matches`]) does not apply to them; every other method
+    /// ([`crate::search::Searcher::nothing_matches`]) does not apply to them; every other method
     /// answers a query none of whose terms occurs in the corpus with no hit.
     pub fn ranks_by_meaning_alone(self) -> bool {
         matches!(self.stage(), Stage::Dense(_))
@@ -669,9 +669,9 @@ mod tests {
             corpus.add(p).unwrap();
         }
         let index = crate::index::Index::build(corpus, &crate::index::IndexConfig::default()).unwrap();
-        let want = index.search("mountain river", 3, Method::Bm25).unwrap();
+        let want = index.searcher().search("mountain river", 3, Method::Bm25).unwrap();
         assert_eq!(want.len(), 2);
-        assert_eq!(index.search("mountain river", 3, m).unwrap(), want);
+        assert_eq!(index.searcher().search("mountain river", 3, m).unwrap(), want);
         assert!(index.supports(m));
     }
     /// The TypeScript type of `methods()` (in the wasm module, not compiled natively) names the

@@ -17,13 +17,12 @@ pub mod shards;
 pub mod knowledge;
 mod method;
 
-use std::cell::Cell;
 use std::rc::Rc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::cage::{Cage, CageConfig, EncoderKey, GraphBatch, GraphEmbeddings, PassageGraph};
-use crate::catrag::{CatragConfig, EdgeTierer};
+use crate::catrag::CatragConfig;
 use crate::corpus::{Corpus, Passage};
 use crate::embed::{Embedder, VectorMatrix};
 use crate::error::{Error, Result};
@@ -113,38 +112,9 @@ pub struct Index {
     pub(crate) graph: Option<KnowledgeGraph>,
     cage: Option<Rc<Cage>>,
     cage_z: Option<GraphEmbeddings>,
-    /// How often the query path ran its stages (a test hook; see [`RunCounts`]).
-    counts: RunCounts,
     /// Opened from a static site's keyword part: the passages' texts are empty until
     /// [`Index::attach_texts`] reads the texts section with this CRC32.
     pub(crate) texts_pending: Option<u32>,
-}
-
-/// How many times the query path ran each of its stages on one [`Index`]: the test hook behind
-/// "work is done once per query" (docs/architecture.md). Two counters in [`Cell`]s, bumped by
-/// [`crate::search`]; reading or resetting them costs nothing else.
-#[doc(hidden)]
-#[derive(Debug, Default, Clone)]
-pub struct RunCounts {
-    /// First stages run: one per query for every method (a CAGE method's first stage is the
-    /// method it reranks; BM25, dense, hybrid and the graph methods are their own first stage).
-    pub first_stages: Cell<u32>,
-    /// Graph searches run (the graph methods' seeds → overlay → PPR step, including the walks
-    /// that end early with no seed or a query that is not English).
-    pub graph_searches: Cell<u32>,
-}
-
-impl RunCounts {
-    /// `(first_stages, graph_searches)`.
-    pub fn get(&self) -> (u32, u32) {
-        (self.first_stages.get(), self.graph_searches.get())
-    }
-
-    /// Both counters back to 0.
-    pub fn reset(&self) {
-        self.first_stages.set(0);
-        self.graph_searches.set(0);
-    }
 }
 
 impl std::fmt::Debug for Index {
@@ -212,7 +182,6 @@ impl Index {
             graph: None,
             cage: None,
             cage_z: None,
-            counts: RunCounts::default(),
             texts_pending: None,
         }
     }
@@ -232,12 +201,6 @@ impl Index {
             None => Ok(()),
             Some(_) => Err(Error::TextsNotLoaded(what.to_string())),
         }
-    }
-
-    /// The stage counters of the query path ([`RunCounts`]; a test hook).
-    #[doc(hidden)]
-    pub fn run_counts(&self) -> &RunCounts {
-        &self.counts
     }
 
     /// The configuration the index was built with (its `catrag` part as last set).
@@ -363,13 +326,14 @@ impl Index {
     /// search, so that search is as fast as the next ones: [`Graph::prepare_search`] (PPR view,
     /// `i8` vector copies), the typo-tolerant entity lookup of anchoring and the title index of
     /// title bridges. Called when a graph is built, extended or loaded; does nothing without one.
-    pub(crate) fn prepare_graph_search(&self) {
-        let Some(kg) = &self.graph else { return };
+    pub(crate) fn prepare_graph_search(&mut self) {
+        let Some(kg) = &mut self.graph else { return };
         kg.graph.prepare_search();
-        kg.entity_lookup.get_or_init(|| fuzzy::EntityLookup::new(&kg.graph));
-        kg.titles.get_or_init(|| {
-            crate::catrag::bridge::TitleIndex::build(&kg.graph, |i| self.corpus.get(i).map(|p| p.title.as_str()))
-        });
+        kg.entity_lookup = Some(fuzzy::EntityLookup::new(&kg.graph));
+        let corpus = &self.corpus;
+        kg.titles = Some(crate::catrag::bridge::TitleIndex::build(&kg.graph, |i| {
+            corpus.get(i).map(|p| p.title.as_str())
+        }));
     }
 
     /// Take the knowledge graph out of this index, to carry it over to the next index built over
@@ -408,7 +372,7 @@ impl Index {
             return self.graph.as_ref().map(|g| &g.report).ok_or(Error::NotBuilt);
         }
         self.graph = None;
-        let KnowledgeGraph { graph, embedder, pipeline, mut report, tierer, recognizer, .. } = old;
+        let KnowledgeGraph { graph, embedder, pipeline, mut report, .. } = old;
         let new = self.corpus.passages().get(first..).unwrap_or(&[]);
         let first_index = u32::try_from(first)
             .map_err(|_| Error::Config(format!("{first} passages exceed the graph's u32 passage ids")))?;
@@ -439,10 +403,7 @@ impl Index {
         report.embed_ms = None;
         report.synonyms_ms = None;
         report.csr_ms = None;
-        let mut kg = KnowledgeGraph::new(graph, embedder, pipeline, report);
-        kg.tierer = tierer;
-        kg.recognizer = recognizer;
-        self.graph = Some(kg);
+        self.graph = Some(KnowledgeGraph::new(graph, embedder, pipeline, report));
         self.prepare_graph_search();
         self.graph.as_ref().map(|g| &g.report).ok_or(Error::NotBuilt)
     }
@@ -455,46 +416,6 @@ impl Index {
     /// The knowledge graph with its embedder, build report and hubs, once built.
     pub fn knowledge_graph(&self) -> Option<&KnowledgeGraph> {
         self.graph.as_ref()
-    }
-
-    /// Use `recognizer` for the query mentions of CatRAG's symbolic anchoring instead of the text
-    /// pipeline's rule-based query NER (docs/method/spec.md §3 channel B, "optional LLM NER"). Where it
-    /// fails or finds nothing, the rule-based mentions are used for that query. Kept until the
-    /// graph is rebuilt.
-    ///
-    /// # Errors
-    /// [`Error::MissingGraph`] before [`Index::build_graph`].
-    pub fn set_entity_recognizer(&mut self, recognizer: Box<dyn crate::catrag::EntityRecognizer>) -> Result<()> {
-        let g = self.graph.as_mut().ok_or(Error::MissingGraph { method: "catrag".into() })?;
-        g.recognizer = Some(recognizer);
-        Ok(())
-    }
-
-    /// Go back to the rule-based query NER after [`Index::set_entity_recognizer`]. Does nothing
-    /// without a graph.
-    pub fn clear_entity_recognizer(&mut self) {
-        if let Some(g) = self.graph.as_mut() {
-            g.recognizer = None;
-        }
-    }
-
-    /// Use `tierer` for CatRAG's edge tiering instead of the offline
-    /// [`EmbeddingSimilarityTierer`] (for example an LLM tierer). Kept until the graph is rebuilt.
-    ///
-    /// # Errors
-    /// [`Error::MissingGraph`] when no graph is built.
-    pub fn set_edge_tierer(&mut self, tierer: Box<dyn EdgeTierer>) -> Result<()> {
-        let g = self.graph.as_mut().ok_or(Error::MissingGraph { method: "catrag".into() })?;
-        g.tierer = Some(tierer);
-        Ok(())
-    }
-
-    /// Go back to the offline [`crate::catrag::EmbeddingSimilarityTierer`] after
-    /// [`Index::set_edge_tierer`]. Does nothing without a graph.
-    pub fn clear_edge_tierer(&mut self) {
-        if let Some(g) = self.graph.as_mut() {
-            g.tierer = None;
-        }
     }
 
     /// Give the corpus back (to add passages and build again).

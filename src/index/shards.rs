@@ -28,7 +28,7 @@
 //! from another build of the site (a stale cache) or in the wrong place is refused; every value
 //! is checked on reading ([`KeywordMeta::read`], [`read_dictionary`], [`read_postings`],
 //! [`read_fragments`]). [`crate::reader::KeywordReader`] reads them and ranks exactly as
-//! [`Index::search`] with the `bm25` method (tested).
+//! [`crate::search::Searcher::query`] with the `bm25` method (tested).
 
 use std::ops::Range;
 

@@ -227,7 +227,7 @@ mod tests {
     }
 
     fn ranking(index: &Index, q: &str, m: Method) -> Vec<(u32, u32)> {
-        index.search(q, 10, m).unwrap().into_iter().map(|h| (h.passage, h.score.to_bits())).collect()
+        index.searcher().search(q, 10, m).unwrap().into_iter().map(|h| (h.passage, h.score.to_bits())).collect()
     }
 
     /// The passages' texts, in corpus order.
@@ -278,7 +278,7 @@ mod tests {
         opened.attach_extras(&extras, &slots, &mut |_, _| {}).unwrap();
         // the per-graph search structures are made with the graph, not by the first search
         let kg = opened.knowledge_graph().unwrap();
-        assert!(kg.titles.get().is_some() && kg.entity_lookup.get().is_some());
+        assert!(kg.titles.is_some() && kg.entity_lookup.is_some());
         for m in [Method::Bm25, Method::Dense, Method::Hybrid, Method::Hipporag, Method::Catrag] {
             for q in &questions {
                 assert_eq!(ranking(&opened, q, m), ranking(&index, q, m), "{m}: {q}");

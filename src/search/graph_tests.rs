@@ -70,7 +70,7 @@ fn graph_methods_need_the_graph() {
     let mut index = index();
     for m in [Method::Hipporag, Method::Catrag] {
         assert!(!index.supports(m));
-        let e = index.search("Who was Teutberga's husband's father?", 3, m).unwrap_err();
+        let e = index.searcher().search("Who was Teutberga's husband's father?", 3, m).unwrap_err();
         assert!(matches!(e, Error::MissingGraph { .. }), "{e}");
     }
     let e = static_embedder(&index);
@@ -84,7 +84,7 @@ fn graph_methods_need_the_graph() {
     let bare = Index::build(corpus(), &IndexConfig::default()).unwrap();
     assert!(!bare.supports(Method::Catrag));
     // A non-graph method through search_graph is an error, not a panic.
-    assert!(index.search_graph("q", 3, Method::Bm25).is_err());
+    assert!(index.searcher().search_graph("q", 3, Method::Bm25).is_err());
 }
 
 #[test]
@@ -94,7 +94,7 @@ fn graph_search_ranks_every_passage_and_explains() {
     index.build_graph_from_triples(e, &triples(), None, &mut |_, _, _| {}).unwrap();
     let q = "Who was the father of the husband of Teutberga?";
     for m in [Method::Hipporag, Method::Catrag] {
-        let hits = index.search(q, 10, m).unwrap();
+        let hits = index.searcher().search(q, 10, m).unwrap();
         assert_eq!(hits.len(), 5, "every passage is ranked");
         assert!(hits.windows(2).all(|w| w[0].score >= w[1].score));
         let top3: Vec<&str> =
@@ -102,14 +102,14 @@ fn graph_search_ranks_every_passage_and_explains() {
         let mut sorted = top3.clone();
         sorted.sort_unstable();
         assert_eq!(sorted, ["a", "b", "c"], "{m}: the Lotharingian chain first, got {top3:?}");
-        assert_eq!(index.search(q, 10, m).unwrap(), hits, "deterministic");
+        assert_eq!(index.searcher().search(q, 10, m).unwrap(), hits, "deterministic");
     }
-    let found = index.search_graph(q, 3, Method::Catrag).unwrap();
+    let found = index.searcher().search_graph(q, 3, Method::Catrag).unwrap();
     assert!(found.retrieval.fallback.is_none());
     assert!(found.retrieval.anchors.iter().any(|a| a.mention == "Teutberga" && a.node.is_some()));
     assert!(found.retrieval.seeds.iter().any(|s| s.channel != SeedChannel::Facts));
 
-    let ex = index.explain(q, 3, Method::Catrag, &ExplainConfig::default()).unwrap();
+    let ex = index.searcher().explain(q, 3, Method::Catrag, &ExplainConfig::default()).unwrap();
     assert_eq!(ex.passages.len(), 3);
     assert!(ex.passages.iter().all(|p| !p.paths.is_empty()), "every top passage has a path from a seed");
     assert!(!ex.top_entities.is_empty());
@@ -119,7 +119,7 @@ fn graph_search_ranks_every_passage_and_explains() {
 
     // Ablations through the index configuration.
     index.set_catrag_config(CatragConfig { no_anchor: true, ..CatragConfig::default() }).unwrap();
-    let found = index.search_graph(q, 3, Method::Catrag).unwrap();
+    let found = index.searcher().search_graph(q, 3, Method::Catrag).unwrap();
     assert!(found.retrieval.anchors.is_empty());
     assert_eq!(found.retrieval.ablations, ["--no-anchor"]);
     assert!(index.set_catrag_config(CatragConfig { epsilon: -1.0, ..CatragConfig::default() }).is_err());
@@ -131,12 +131,12 @@ fn no_triples_means_the_dense_ranking() {
     let e = static_embedder(&index);
     index.build_graph_from_triples(e, &[], None, &mut |_, _, _| {}).unwrap();
     let q = "capital of France";
-    let dense: Vec<u32> = index.search(q, 5, Method::Dense).unwrap().iter().map(|h| h.passage).collect();
+    let dense: Vec<u32> = index.searcher().search(q, 5, Method::Dense).unwrap().iter().map(|h| h.passage).collect();
     for m in [Method::Hipporag, Method::Catrag] {
-        let found = index.search_graph(q, 5, m).unwrap();
+        let found = index.searcher().search_graph(q, 5, m).unwrap();
         assert_eq!(found.retrieval.fallback, Some(Fallback::NoSeeds));
         assert_eq!(found.hits.iter().map(|h| h.passage).collect::<Vec<_>>(), dense, "{m}");
-        let ex = index.explain(q, 5, m, &ExplainConfig::default()).unwrap();
+        let ex = index.searcher().explain(q, 5, m, &ExplainConfig::default()).unwrap();
         assert!(ex.passages.iter().all(|p| p.paths.is_empty()));
     }
 }
@@ -152,7 +152,7 @@ fn build_graph_with_the_extractor() {
     assert_eq!(report.triples, stats.triples);
     assert!(report.extract_ms.is_some());
     assert!(stages.contains(&GraphStage::Extracting) && stages.contains(&GraphStage::Embedding));
-    let hits = index.search("Who was the father of the husband of Teutberga?", 3, Method::Catrag).unwrap();
+    let hits = index.searcher().search("Who was the father of the husband of Teutberga?", 3, Method::Catrag).unwrap();
     assert_eq!(hits.len(), 3);
     // Bad triples are an error and keep the graph already built.
     let e = static_embedder(&index);
@@ -201,7 +201,7 @@ fn extending_a_carried_graph_equals_building_it_at_once() {
     assert_eq!(a.facts(), b.facts());
     assert_eq!(a.csr().arrays(), b.csr().arrays());
     for q in ["Who was the father of the husband of Teutberga?", "capital of France"] {
-        assert_eq!(grown.search(q, 5, Method::Catrag).unwrap(), full.search(q, 5, Method::Catrag).unwrap());
+        assert_eq!(grown.searcher().search(q, 5, Method::Catrag).unwrap(), full.searcher().search(q, 5, Method::Catrag).unwrap());
     }
 
     // a graph of more passages than the corpus has is refused, and the index keeps none
@@ -225,9 +225,9 @@ fn a_query_with_no_known_token_matches_nothing() {
     let mut index = index();
     let e = static_embedder(&index);
     assert!(crate::embed::is_zero(&e.embed("🦀 🦀").unwrap()), "the emoji query should embed to zero");
-    assert!(index.search("🦀 🦀", 5, Method::Dense).unwrap().is_empty());
+    assert!(index.searcher().search("🦀 🦀", 5, Method::Dense).unwrap().is_empty());
     index.build_graph(e, &mut |_, _, _| {}).unwrap();
-    assert!(index.search("🦀 🦀", 5, Method::Catrag).unwrap().is_empty());
-    assert!(index.search("🦀 🦀", 5, Method::Hipporag).unwrap().is_empty());
-    assert!(!index.search("capital of France", 5, Method::Dense).unwrap().is_empty());
+    assert!(index.searcher().search("🦀 🦀", 5, Method::Catrag).unwrap().is_empty());
+    assert!(index.searcher().search("🦀 🦀", 5, Method::Hipporag).unwrap().is_empty());
+    assert!(!index.searcher().search("capital of France", 5, Method::Dense).unwrap().is_empty());
 }

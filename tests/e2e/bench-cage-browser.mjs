@@ -3,8 +3,8 @@
 // (`cairn index --cage`: its --out folder, whose index.cairn.gz and extras.cairn.gz are read; or
 // one index file saved by the page), so no R-GCN and no tract package is involved, then for each question
 // of a questions.jsonl times, per query (all questions in one timed pass, --reps passes, median):
-//   - `Engine.search(q, {k: 5, method: FIRST, prefix: false})` — the first stage alone;
-//   - `Engine.cageSearch(q, {k: 5, method: FIRST+cage})` — the same first stage (its top N = 20),
+//   - `Engine.query({query: q, k: 5, method: FIRST})` — the first stage alone;
+//   - `Engine.query({query: q, k: 5, method: FIRST+cage})` — the same first stage (its top N = 20),
 //     then the N × N cosines of the stored int8 codes, coherence and fusion.
 // Both return 5 hits to JavaScript (with their highlights), so the difference is the rerank's
 // cost (taking the top 20 instead of the top 5 from the first stage's scores included).
@@ -88,8 +88,8 @@ try {
       };
       // one warm-up pass (the graph methods build their query-time structures lazily)
       for (const q of questions.slice(0, 3)) {
-        e.search(q, { k: 5, method: first, prefix: false });
-        e.cageSearch(q, { k: 5, method: cageMethod });
+        e.query({ query: q, k: 5, method: first });
+        e.query({ query: q, k: 5, method: cageMethod });
       }
       // Timer resolution in a page is coarse (0.1 ms without cross-origin isolation), so each
       // pass times all questions in one go; passes alternate the two calls; medians of passes.
@@ -97,10 +97,10 @@ try {
       const cagePass = [];
       for (let r = 0; r < reps; r++) {
         t0 = performance.now();
-        for (const q of questions) e.search(q, { k: 5, method: first, prefix: false });
+        for (const q of questions) e.query({ query: q, k: 5, method: first });
         firstPass.push((performance.now() - t0) / questions.length);
         t0 = performance.now();
-        for (const q of questions) e.cageSearch(q, { k: 5, method: cageMethod });
+        for (const q of questions) e.query({ query: q, k: 5, method: cageMethod });
         cagePass.push((performance.now() - t0) / questions.length);
       }
       const firstMs = median(firstPass);

@@ -88,10 +88,10 @@ async function packagesPage(t) {
       }
       return { rows, z, ms: performance.now() - t0 };
     };
-    /** A CAGE search over stored graph embeddings, timed: {hits, ms}. */
+    /** A CAGE query over stored graph embeddings, timed: {hits, ms}. */
     globalThis.cageSearch = (e, query, method = 'cage', k = 5) => {
       const t0 = performance.now();
-      const hits = e.cageSearch(query, { k, method });
+      const { hits } = e.query({ query, k, method });
       return { hits, ms: performance.now() - t0 };
     };
     globalThis.cageModel = model;
@@ -157,7 +157,7 @@ test('(b) the time to rerank 20 candidates with the release wasm (median over 25
       const s = cageSearch(e, q, 'cage', 20);
       // the first stage alone, to separate CAGE's own share
       const t0 = performance.now();
-      e.search(q, { k: 20, method: 'dense' });
+      e.query({ query: q, k: 20, method: 'dense' });
       const denseMs = performance.now() - t0;
       return { ms: s.ms, denseMs, hits: s.hits.length, finite: s.hits.every((h) => Number.isFinite(h.score) && Number.isFinite(h.coherence) && Number.isFinite(h.relevance)) };
     });

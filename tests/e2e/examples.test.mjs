@@ -65,11 +65,11 @@ test('tsc type-checks the example against cairn.d.ts, and rejects a wrong call',
   run(bin('tsc'), ['-p', 'tsconfig.json']);
   // The control: the same check fails on a call cairn.d.ts does not allow.
   const bad = path.join(app, 'src', 'wrong.js');
-  fs.writeFileSync(bad, "// @ts-check\nimport { Engine } from 'cairn';\nnew Engine().search(42, { k: 3 });\n");
+  fs.writeFileSync(bad, "// @ts-check\nimport { Engine } from 'cairn';\nnew Engine().query(42);\n");
   const r = run(bin('tsc'), ['-p', 'tsconfig.json'], { expectFail: true });
   fs.rmSync(bad);
-  assert.notEqual(r.status, 0, 'tsc accepted search(42)');
-  assert.match(r.stdout, /src\/wrong\.js.*Argument of type 'number' is not assignable to parameter of type 'string'/);
+  assert.notEqual(r.status, 0, 'tsc accepted query(42)');
+  assert.match(r.stdout, /src\/wrong\.js.*Argument of type 'number' is not assignable to parameter of type 'Query'/);
 });
 
 test('webpack bundles the example: the page, the worker chunk and the wasm', () => {

@@ -75,8 +75,8 @@ async fn fetch_client_against_the_fault_server() {
 }
 
 /// CatRAG's LLM tiering in wasm as the page runs it: the graph search prepared up to its tiers
-/// (`Index::prepare_graph`, no PPR), the tiering state machine's asynchronous driver over fetch
-/// (the fault server's /tiers route rates every edge "high"), then `Index::finish_graph` (PPR
+/// (`Searcher::prepare_graph`, no PPR), the tiering state machine's asynchronous driver over fetch
+/// (the fault server's /tiers route rates every edge "high"), then `Searcher::finish_graph` (PPR
 /// once).
 #[wasm_bindgen_test]
 async fn tiering_over_fetch_between_the_search_halves() {
@@ -95,10 +95,11 @@ async fn tiering_over_fetch_between_the_search_halves() {
     let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm().unwrap());
     index.attach_embedder(EmbedderSlot::Static, e.clone(), &mut |_, _| {}).unwrap();
     index.build_graph(e, &mut |_, _, _| {}).unwrap();
+    let mut searcher = index.searcher();
     let client = Rc::new(client("tiers", |_| {}));
     let mut tiered_queries = 0;
     for q in crate::common::questions().iter().take(5) {
-        let GraphStep::Prepared(prepared) = index.prepare_graph(q, 5, Method::Catrag).unwrap() else {
+        let GraphStep::Prepared(prepared) = searcher.prepare_graph(&cairn::search::Query::new(q.as_str(), 5, Method::Catrag)).unwrap() else {
             continue;
         };
         let plan = TierPlan::new(&prepared.query.tier_requests(index.graph().unwrap()));
@@ -113,7 +114,7 @@ async fn tiering_over_fetch_between_the_search_halves() {
         .await;
         assert!(outcome.error.is_none(), "{:?}", outcome.error);
         assert_eq!(outcome.stats.unparsed_edges, 0, "every edge id answered");
-        let found = index.finish_graph(prepared, "llm:fault", outcome.tiers).unwrap().into_graph_search().unwrap();
+        let found = searcher.finish_graph(prepared, "llm:fault", outcome.tiers).unwrap().into_graph_search().unwrap();
         assert_eq!(found.retrieval.tier_failures, 0);
         let tiered: Vec<_> = found
             .retrieval
@@ -162,8 +163,9 @@ async fn real_server_over_fetch() {
     let e: Rc<dyn Embedder> = Rc::new(StaticEmbedder::minilm().unwrap());
     index.attach_embedder(EmbedderSlot::Static, e.clone(), &mut |_, _| {}).unwrap();
     index.build_graph(e, &mut |_, _, _| {}).unwrap();
+    let mut searcher = index.searcher();
     let q = &crate::common::questions()[0];
-    let cairn::search::GraphStep::Prepared(prepared) = index.prepare_graph(q, 5, Method::Catrag).unwrap() else {
+    let cairn::search::GraphStep::Prepared(prepared) = searcher.prepare_graph(&cairn::search::Query::new(q.as_str(), 5, Method::Catrag)).unwrap() else {
         panic!("the question walks the graph")
     };
     // One batch is enough to show the path (SmolLM2 is slow on 2 cores); no summaries (τ high).
@@ -181,6 +183,6 @@ async fn real_server_over_fetch() {
     assert!(outcome.error.is_none(), "{:?}", outcome.error);
     assert_eq!((outcome.stats.calls, outcome.stats.tier_calls), (1, 1));
     assert_eq!(outcome.stats.tiered_edges + outcome.stats.unparsed_edges, edges);
-    let found = index.finish_graph(prepared, "llm:smollm2-135m", outcome.tiers).unwrap().into_graph_search().unwrap();
+    let found = searcher.finish_graph(prepared, "llm:smollm2-135m", outcome.tiers).unwrap().into_graph_search().unwrap();
     assert_eq!(found.hits.len(), 5);
 }

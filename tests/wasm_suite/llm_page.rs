@@ -5,7 +5,7 @@
 //! Expected values come from the fault server's fixed answers and from the rule-based extractor
 //! run directly (`cairn::extract`).
 
-use cairn::wasm::{Engine, LlmEndpoint, SearchOptionsArg};
+use cairn::wasm::{Engine, LlmEndpoint, QueryArg};
 use serde_json::{json, Value};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -44,11 +44,13 @@ async fn resolve(p: js_sys::Promise) -> Value {
     serde_wasm_bindgen::from_value(v).unwrap()
 }
 
-fn options(k: usize) -> SearchOptionsArg {
-    let o = js_sys::Object::new();
-    js_sys::Reflect::set(&o, &"k".into(), &JsValue::from(k as f64)).unwrap();
-    js_sys::Reflect::set(&o, &"method".into(), &"catrag".into()).unwrap();
-    o.unchecked_into()
+/// `{query: q, k, method: "catrag", explain: true}` and, when given, the LLM NER's `entities`.
+fn query(q: &str, k: usize, entities: Option<Vec<String>>) -> QueryArg {
+    let mut v = json!({"query": q, "k": k, "method": "catrag", "explain": true});
+    if let Some(names) = entities {
+        v["entities"] = json!(names);
+    }
+    js_sys::JSON::parse(&v.to_string()).unwrap().unchecked_into()
 }
 
 fn built() -> Engine {
@@ -171,7 +173,7 @@ async fn llm_ner_names_anchor_the_graph_search() {
     engine.build_graph_from_llm_triples(per, None).map_err(message).unwrap();
 
     let q = "Who was queen of Lotharingia?";
-    let before = engine.search(q, Some(options(3))).map_err(message).unwrap();
+    let before = engine.query(query(q, 3, None), None).map_err(message).unwrap();
     let before: Value = serde_wasm_bindgen::from_value(before).unwrap();
 
     let ner = endpoint("ner", json!({}));
@@ -181,9 +183,10 @@ async fn llm_ner_names_anchor_the_graph_search() {
     assert_eq!(ner.requests_sent(), 1.0);
     let names: Vec<String> = serde_json::from_value(got["names"].clone()).unwrap();
 
+    let tiers_endpoint = endpoint("tiers", json!({}));
     let anchors = |engine: &mut Engine, names: Option<Vec<String>>| -> Vec<(String, bool)> {
-        let plan = engine.plan_llm_tiers(q, Some(options(3)), names).map_err(message).unwrap();
-        let out = engine.search_with_tiers(q, Some(options(3)), &plan, "fault", true).map_err(message).unwrap();
+        let plan = engine.plan_llm_tiers(query(q, 3, names.clone()), &tiers_endpoint).map_err(message).unwrap();
+        let out = engine.query(query(q, 3, names), Some(JsValue::from(plan).unchecked_into())).map_err(message).unwrap();
         let out: Value = serde_wasm_bindgen::from_value(out).unwrap();
         out["explanation"]["retrieval"]["anchors"]
             .as_array()
@@ -198,7 +201,8 @@ async fn llm_ner_names_anchor_the_graph_search() {
     assert!(rule.iter().any(|(m, _)| m.contains("Lotharingia")), "{rule:?}");
     assert_eq!(anchors(&mut engine, Some(vec![" ".into()])), rule, "blank names: the rule-based NER");
     // The plain search is as before: the names were for that one search.
-    let after: Value = serde_wasm_bindgen::from_value(engine.search(q, Some(options(3))).map_err(message).unwrap()).unwrap();
+    let after: Value =
+        serde_wasm_bindgen::from_value(engine.query(query(q, 3, None), None).map_err(message).unwrap()).unwrap();
     assert_eq!(after, before);
 
     // A failed NER call: no names, the error said, the rule-based NER used by the page.

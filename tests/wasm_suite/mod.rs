@@ -3,7 +3,7 @@
 //! (via the committed expected file that `tests/bm25_parity.rs` checks natively), and its
 //! errors are JS `Error`s with messages a user can act on.
 
-use cairn::wasm::{Engine, SearchOptionsArg};
+use cairn::wasm::{Engine, QueryArg};
 use serde::Deserialize;
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_test::wasm_bindgen_test;
@@ -30,19 +30,32 @@ fn message(e: wasm_bindgen::JsError) -> String {
 const TABLE: &[u8] = include_bytes!("../../assets/static-minilm.bin");
 const VOCAB: &str = include_str!("../../assets/minilm-vocab.txt");
 
-fn options(k: usize, method: &str) -> SearchOptionsArg {
+/// `{query: q, k, method}` (explain off), as the page sends it.
+fn query(q: &str, k: usize, method: &str) -> QueryArg {
     let o = js_sys::Object::new();
+    js_sys::Reflect::set(&o, &"query".into(), &q.into()).unwrap();
     js_sys::Reflect::set(&o, &"k".into(), &JsValue::from(k as f64)).unwrap();
     js_sys::Reflect::set(&o, &"method".into(), &method.into()).unwrap();
     o.unchecked_into()
 }
 
-fn search_with(engine: &Engine, q: &str, k: usize, method: &str) -> Vec<Hit> {
-    serde_wasm_bindgen::from_value(engine.search(q, Some(options(k, method))).map_err(message).unwrap())
-        .unwrap()
+/// [`query`] with `explain` on.
+fn explained(q: &str, k: usize, method: &str) -> QueryArg {
+    let o: QueryArg = query(q, k, method);
+    js_sys::Reflect::set(&o, &"explain".into(), &true.into()).unwrap();
+    o
 }
 
-fn search(engine: &Engine, q: &str, k: usize) -> Vec<Hit> {
+/// `Engine.query`'s whole answer.
+fn ask(engine: &mut Engine, q: QueryArg) -> serde_json::Value {
+    serde_wasm_bindgen::from_value(engine.query(q, None).map_err(message).unwrap()).unwrap()
+}
+
+fn search_with(engine: &mut Engine, q: &str, k: usize, method: &str) -> Vec<Hit> {
+    serde_json::from_value(ask(engine, query(q, k, method))["hits"].clone()).unwrap()
+}
+
+fn search(engine: &mut Engine, q: &str, k: usize) -> Vec<Hit> {
     search_with(engine, q, k, "bm25")
 }
 
@@ -56,7 +69,7 @@ fn wasm_search_equals_native_for_every_method() {
     assert_eq!(engine.add_jsonl("corpus.jsonl", common::CORPUS).map_err(message).unwrap(), 100);
     engine.build(None).map_err(message).unwrap();
     assert_eq!(available(&engine), vec!["bm25"]);
-    let e = engine.search("x", Some(options(5, "dense"))).err().map(message).unwrap();
+    let e = engine.query(query("x", 5, "dense"), None).err().map(message).unwrap();
     assert!(e.contains("needs the static embedder"), "{e}");
     // Loading the embedder after build embeds the built index's passages at once.
     engine.load_static_embedder(TABLE, VOCAB, None).map_err(message).unwrap();
@@ -66,7 +79,7 @@ fn wasm_search_equals_native_for_every_method() {
         let got: Vec<Expected> = common::questions()
             .into_iter()
             .map(|q| {
-                let hits = search_with(&engine, &q, common::K, method);
+                let hits = search_with(&mut engine, &q, common::K, method);
                 assert!(hits.iter().enumerate().all(|(i, h)| h.rank == i + 1));
                 Expected {
                     ids: hits.iter().map(|h| h.id.clone()).collect(),
@@ -96,7 +109,7 @@ fn an_empty_engine_like_another_shares_its_embedder() {
     let got: Vec<Expected> = common::questions()
         .into_iter()
         .map(|q| {
-            let hits = search_with(&engine, &q, common::K, "dense");
+            let hits = search_with(&mut engine, &q, common::K, "dense");
             Expected {
                 ids: hits.iter().map(|h| h.id.clone()).collect(),
                 scores: hits.iter().map(|h| h.score).collect(),
@@ -127,7 +140,7 @@ fn highlights_are_utf16_ranges_of_query_words() {
         .map_err(message)
         .unwrap();
     engine.build(None).map_err(message).unwrap();
-    let hits = search(&engine, "zola novel", 5);
+    let hits = search(&mut engine, "zola novel", 5);
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].title, "Émile");
     // "𝄞" is two UTF-16 units: "Zola" starts at 2 + 1 + 5 + 1 = 9, "novels" at 19.
@@ -139,7 +152,7 @@ fn highlights_are_utf16_ranges_of_query_words() {
 #[wasm_bindgen_test]
 fn errors_are_js_errors_with_actionable_messages() {
     let mut engine = Engine::new(None).map_err(message).unwrap();
-    let e = engine.search("anything", None).err().map(message).unwrap();
+    let e = engine.query(query("anything", 5, "bm25"), None).err().map(message).unwrap();
     assert!(e.contains("not built"), "{e}");
     let e = engine.add_jsonl("bad.jsonl", "{\"text\":\"ok\"}\n{\"text\": oops}").err().map(message).unwrap();
     assert!(e.starts_with("bad.jsonl, line 2: not valid JSON"), "{e}");
@@ -148,21 +161,21 @@ fn errors_are_js_errors_with_actionable_messages() {
         1
     );
     engine.build(None).map_err(message).unwrap();
-    assert_eq!(search(&engine, "alpha", 5).len(), 1);
+    assert_eq!(search(&mut engine, "alpha", 5).len(), 1);
     // A rejected batch after build leaves the index built and searchable.
     let e = engine.add_jsonl("dup.jsonl", "{\"id\":\"a\",\"text\":\"again\"}").err().map(message).unwrap();
     assert_eq!(e, "passage \"a\": this id is already in the corpus");
     let e = engine.add_jsonl("bad.jsonl", "{\"id\":\"b\",\"text\":\"x\"}\n{").err().map(message).unwrap();
     assert!(e.starts_with("bad.jsonl, line 2: not valid JSON"), "{e}");
-    assert_eq!(search(&engine, "alpha", 5).len(), 1);
-    let bad_k = js_sys::Object::new();
-    js_sys::Reflect::set(&bad_k, &"k".into(), &JsValue::from(0.5)).unwrap();
-    let e = engine.search("alpha", Some(bad_k.unchecked_into())).err().map(message).unwrap();
+    assert_eq!(search(&mut engine, "alpha", 5).len(), 1);
+    let bad_k = js_sys::JSON::parse(r#"{"query":"alpha","k":0.5}"#).unwrap();
+    let e = engine.query(bad_k.unchecked_into(), None).err().map(message).unwrap();
     assert!(e.contains("k must be a whole number"), "{e}");
-    let bad_method = js_sys::Object::new();
-    js_sys::Reflect::set(&bad_method, &"method".into(), &"colbert".into()).unwrap();
-    let e = engine.search("alpha", Some(bad_method.unchecked_into())).err().map(message).unwrap();
+    let e = engine.query(query("alpha", 5, "colbert"), None).err().map(message).unwrap();
     assert!(e.contains("unknown method \"colbert\""), "{e}");
+    let unknown = js_sys::JSON::parse(r#"{"query":"alpha","methd":"bm25"}"#).unwrap();
+    let e = engine.query(unknown.unchecked_into(), None).err().map(message).unwrap();
+    assert!(e.starts_with("invalid query") && e.contains("methd"), "{e}");
     let bad_config = js_sys::JSON::parse("{\"bm25\":{\"k\":1}}").unwrap();
     let e = Engine::new(Some(bad_config.unchecked_into())).err().map(message).unwrap();
     assert!(e.starts_with("invalid configuration"), "{e}");
@@ -178,11 +191,11 @@ fn truncate_undoes_a_partly_added_batch() {
     assert!(engine.add_document("one.md", "Gamma lake.").is_err());
     engine.truncate(1);
     engine.build(None).map_err(message).unwrap();
-    assert_eq!(search(&engine, "alpha", 5).len(), 1);
-    assert!(search(&engine, "beta", 5).is_empty());
+    assert_eq!(search(&mut engine, "alpha", 5).len(), 1);
+    assert!(search(&mut engine, "beta", 5).is_empty());
     // Truncating to the current size changes nothing and keeps the index built.
     engine.truncate(1);
-    assert_eq!(search(&engine, "alpha", 5).len(), 1);
+    assert_eq!(search(&mut engine, "alpha", 5).len(), 1);
 }
 
 #[wasm_bindgen_test]
@@ -194,7 +207,7 @@ fn documents_split_into_passages() {
         .unwrap();
     assert_eq!(n, 2);
     engine.build(None).map_err(message).unwrap();
-    let hits = search(&engine, "alps", 5);
+    let hits = search(&mut engine, "alps", 5);
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].id, "notes.md#2");
     assert_eq!(hits[0].title, "notes.md › Mountains");
@@ -243,7 +256,7 @@ fn attached_vectors_rank_dense_minilm_with_a_js_query_embedder() {
 
     engine.attach_vectors("minilm", 2, vectors, embed).map_err(message).unwrap();
     assert_eq!(available(&engine), vec!["bm25", "dense-minilm"]);
-    let hits = search_with(&engine, "b", 3, "dense-minilm");
+    let hits = search_with(&mut engine, "b", 3, "dense-minilm");
     let ids: Vec<&str> = hits.iter().map(|h| h.id.as_str()).collect();
     assert_eq!(ids, vec!["p2", "p1", "p3"]);
     let want = [10f32, 50.0, 70.0].map(|d| rad(d).cos());
@@ -257,7 +270,7 @@ fn attached_vectors_rank_dense_minilm_with_a_js_query_embedder() {
     engine2.add_passages(js_sys::JSON::parse(r#"[{"text":"x"}]"#).unwrap()).map_err(message).unwrap();
     engine2.build(None).map_err(message).unwrap();
     engine2.attach_vectors("minilm", 2, vec![1.0, 0.0], bad).map_err(message).unwrap();
-    let e = engine2.search("q", Some(options(1, "dense-minilm"))).err().map(message).unwrap();
+    let e = engine2.query(query("q", 1, "dense-minilm"), None).err().map(message).unwrap();
     assert!(e.contains("embedQuery must return a Float32Array"), "{e}");
 
     // a new build drops the attached vectors
@@ -304,16 +317,15 @@ fn knowledge_graph_builds_explains_and_grows() {
     let e = engine.passage_graph("zzz").err().map(message).unwrap();
     assert!(e.contains("no passage has the id"), "{e}");
 
-    let hits = search_with(&engine, "Who was the father of the husband of Teutberga?", 3, "catrag");
+    let hits = search_with(&mut engine, "Who was the father of the husband of Teutberga?", 3, "catrag");
     assert_eq!(hits.len(), 3);
-    let x: serde_json::Value = serde_wasm_bindgen::from_value(
-        engine.explain("Who was the father of the husband of Teutberga?", Some(options(3, "catrag"))).map_err(message).unwrap(),
-    )
-    .unwrap();
+    let out = ask(&mut engine, explained("Who was the father of the husband of Teutberga?", 3, "catrag"));
+    let x = &out["explanation"];
     assert_eq!(x["passages"].as_array().unwrap().len(), 3);
     assert_eq!(x["method"], "catrag");
-    let e = engine.explain("x", Some(options(3, "bm25"))).err().map(message).unwrap();
-    assert!(e.contains("needs a graph method"), "{e}");
+    assert_eq!(out["tierer"], "embedding-similarity");
+    // a method that walks no graph has no explanation
+    assert!(ask(&mut engine, explained("x", 3, "bm25"))["explanation"].is_null());
 
     // adding a passage and building again extends the graph (only the new passage is extracted)
     let more = js_sys::JSON::parse(r#"[{"id":"d","title":"Lothair I","text":"Lothair I was emperor. He was born in 795."}]"#).unwrap();
@@ -343,7 +355,7 @@ fn built_sample_with_graph() -> Engine {
 
 #[wasm_bindgen_test]
 fn saved_index_has_the_native_bytes_and_loads_with_identical_rankings() {
-    let engine = built_sample_with_graph();
+    let mut engine = built_sample_with_graph();
     let bytes = engine.save_index().map_err(message).unwrap();
     assert_eq!(format!("{} {:08x}", bytes.len(), crc32fast::hash(&bytes)), INDEX_DIGEST.trim());
     let mut loaded = Engine::new(None).map_err(message).unwrap();
@@ -358,9 +370,9 @@ fn saved_index_has_the_native_bytes_and_loads_with_identical_rankings() {
     for method in ["bm25", "dense", "hybrid", "hipporag", "catrag"] {
         for q in common::questions() {
             let a: Vec<(String, f32)> =
-                search_with(&engine, &q, 10, method).into_iter().map(|h| (h.id, h.score)).collect();
+                search_with(&mut engine, &q, 10, method).into_iter().map(|h| (h.id, h.score)).collect();
             let b: Vec<(String, f32)> =
-                search_with(&loaded, &q, 10, method).into_iter().map(|h| (h.id, h.score)).collect();
+                search_with(&mut loaded, &q, 10, method).into_iter().map(|h| (h.id, h.score)).collect();
             assert_eq!(a, b, "{method}: {q}");
         }
     }
@@ -371,8 +383,8 @@ fn saved_index_has_the_native_bytes_and_loads_with_identical_rankings() {
     let mut again = Engine::new(None).map_err(message).unwrap();
     assert_eq!(again.add_jsonl("shared.jsonl", &jsonl).map_err(message).unwrap(), 100);
     again.build(None).map_err(message).unwrap();
-    assert_eq!(search(&again, "Playboy Club", 5).iter().map(|h| h.id.clone()).collect::<Vec<_>>(),
-        search(&engine, "Playboy Club", 5).iter().map(|h| h.id.clone()).collect::<Vec<_>>());
+    assert_eq!(search(&mut again, "Playboy Club", 5).iter().map(|h| h.id.clone()).collect::<Vec<_>>(),
+        search(&mut engine, "Playboy Club", 5).iter().map(|h| h.id.clone()).collect::<Vec<_>>());
 }
 
 /// A static site's index in three parts (`cairn index` writes them natively): the keyword
@@ -380,7 +392,7 @@ fn saved_index_has_the_native_bytes_and_loads_with_identical_rankings() {
 /// and then the extras complete it to the whole index.
 #[wasm_bindgen_test]
 fn a_site_index_answers_from_its_keyword_part_and_completes_with_its_texts_and_extras() {
-    let engine = built_sample_with_graph();
+    let mut engine = built_sample_with_graph();
     let whole = engine.save_index().map_err(message).unwrap();
     let (native, _) = cairn::index::Index::from_bytes(
         &whole,
@@ -395,8 +407,8 @@ fn a_site_index_answers_from_its_keyword_part_and_completes_with_its_texts_and_e
     assert!(!site.texts_loaded());
     assert_eq!(available(&site), vec!["bm25"]);
     for q in common::questions() {
-        let want = search(&engine, &q, 10);
-        let got = search(&site, &q, 10);
+        let want = search(&mut engine, &q, 10);
+        let got = search(&mut site, &q, 10);
         assert_eq!(got.len(), want.len(), "{q}");
         for (g, w) in got.iter().zip(&want) {
             assert_eq!((g.rank, &g.id, &g.title, g.score), (w.rank, &w.id, &w.title, w.score), "{q}");
@@ -420,9 +432,9 @@ fn a_site_index_answers_from_its_keyword_part_and_completes_with_its_texts_and_e
     for method in ["bm25", "dense", "hybrid", "hipporag", "catrag"] {
         for q in common::questions() {
             let a: Vec<(String, String, f32)> =
-                search_with(&engine, &q, 10, method).into_iter().map(|h| (h.id, h.text, h.score)).collect();
+                search_with(&mut engine, &q, 10, method).into_iter().map(|h| (h.id, h.text, h.score)).collect();
             let b: Vec<(String, String, f32)> =
-                search_with(&site, &q, 10, method).into_iter().map(|h| (h.id, h.text, h.score)).collect();
+                search_with(&mut site, &q, 10, method).into_iter().map(|h| (h.id, h.text, h.score)).collect();
             assert_eq!(a, b, "{method}: {q}");
         }
     }
@@ -454,7 +466,7 @@ fn load_index_rejects_bad_files_with_their_own_messages_and_keeps_the_engine() {
     let e = target.load_index(b"hello", None).err().map(message).unwrap();
     assert!(e.starts_with("not a Cairn index file"), "{e}");
     // Still the engine it was: built, searchable.
-    assert_eq!(search(&target, "Playboy Club", 3).len(), 3);
+    assert_eq!(search(&mut target, "Playboy Club", 3).len(), 3);
 }
 
 // --- CAGE over stored graph embeddings: the main package builds the inputs of passages without
@@ -513,11 +525,12 @@ fn cage_stored_embeddings_with_equal_values_give_dense_order() {
     }
     assert!(available(&engine).contains(&"cage".to_string()), "every passage has its Z");
     let q = "Which hotel houses the Playboy Club?";
-    let dense = search_with(&engine, q, 20, "dense");
+    let dense = search_with(&mut engine, q, 20, "dense");
     let (lo, hi) = (dense.last().unwrap().score, dense[0].score);
-    let hits: Vec<CageHit> =
-        serde_wasm_bindgen::from_value(engine.cage_search(q, Some(options(5, "cage"))).map_err(message).unwrap())
-            .unwrap();
+    let out = ask(&mut engine, query(q, 5, "cage"));
+    assert_eq!(out["candidates"], 20);
+    assert!(out["rerankMs"].as_f64().is_some_and(|ms| ms >= 0.0), "{}", out["rerankMs"]);
+    let hits: Vec<CageHit> = serde_json::from_value(out["hits"].clone()).unwrap();
     assert_eq!(hits.len(), 5);
     // equal coherence everywhere min–maxes to 0: the fused score is α · relevance
     let alpha = cairn::cage::CageConfig::default().alpha;
@@ -527,74 +540,88 @@ fn cage_stored_embeddings_with_equal_values_give_dense_order() {
         assert!((h.relevance - r).abs() < 1e-5 && (h.score - alpha * r).abs() < 1e-5, "{} {}", h.relevance, r);
         assert!((h.coherence - 1.0).abs() < 1e-5);
     }
-    let e = engine.cage_search(q, Some(options(5, "dense"))).err().map(message).unwrap();
-    assert!(e.contains("CAGE method"), "{e}");
+    // the other methods' hits carry no CAGE terms
+    assert!(ask(&mut engine, query(q, 5, "dense"))["hits"][0].get("relevance").is_none());
 }
 
 /// "Work is done once per query", counted by the engine's test hook (`__runCounts`:
-/// `[firstStages, graphSearches]`): the page's graph search with its explanation runs the graph
-/// search once, and a CAGE search over CatRAG runs its first stage once.
+/// `[firstStages, graphSearches]`): the page's one query door with its explanation runs the
+/// graph search once, and a CAGE query over CatRAG runs its first stage once.
 #[wasm_bindgen_test]
 fn the_page_runs_each_stage_once_per_query() {
     let mut engine = built_sample_with_graph();
     let q = "Which hotel houses the Playboy Club?";
     engine.run_counts(true);
-    let out: serde_json::Value =
-        serde_wasm_bindgen::from_value(engine.search_explained(q, Some(options(5, "catrag"))).map_err(message).unwrap())
-            .unwrap();
-    assert_eq!(engine.run_counts(false), vec![1, 1], "search with its explanation");
+    let out = ask(&mut engine, explained(q, 5, "catrag"));
+    assert_eq!(engine.run_counts(false), vec![1, 1], "a query with its explanation");
     let hits = out["hits"].as_array().unwrap();
     assert_eq!(hits.len(), 5);
     assert_eq!(out["explanation"]["passages"].as_array().unwrap().len(), 5);
-    // The same hits as `search`, which also runs one graph search.
-    let plain = search_with(&engine, q, 5, "catrag");
+    // The same hits without the explanation, which also runs one graph search.
+    let plain = search_with(&mut engine, q, 5, "catrag");
     assert_eq!(engine.run_counts(true), vec![2, 2]);
     let ids: Vec<&str> = hits.iter().map(|h| h["id"].as_str().unwrap()).collect();
     assert_eq!(ids, plain.iter().map(|h| h.id.as_str()).collect::<Vec<_>>());
-    // `explain` on its own: one graph search.
-    engine.explain(q, Some(options(5, "catrag"))).map_err(message).unwrap();
-    assert_eq!(engine.run_counts(true), vec![1, 1]);
     // A non-graph method has no explanation and no graph search.
-    let out: serde_json::Value =
-        serde_wasm_bindgen::from_value(engine.search_explained(q, Some(options(5, "bm25"))).map_err(message).unwrap())
-            .unwrap();
+    let out = ask(&mut engine, explained(q, 5, "bm25"));
     assert!(out["explanation"].is_null());
     assert_eq!(engine.run_counts(true), vec![1, 0]);
 
     // catrag+cage: every passage's graph embedding stored (equal rows: this counts runs), then
-    // one CAGE search runs CatRAG once as its first stage.
+    // one CAGE query runs CatRAG once as its first stage.
     let n = common::CORPUS.lines().filter(|l| !l.trim().is_empty()).count() as u32;
     engine.cage_store(7, (0..n).collect(), &vec![1.0f32; n as usize * 4], 4).map_err(message).unwrap();
     assert!(available(&engine).contains(&"catrag+cage".to_string()));
     engine.run_counts(true);
-    let hits: Vec<serde_json::Value> = serde_wasm_bindgen::from_value(
-        engine.cage_search(q, Some(options(5, "catrag+cage"))).map_err(message).unwrap(),
-    )
-    .unwrap();
-    assert_eq!(hits.len(), 5);
+    let out = ask(&mut engine, explained(q, 5, "catrag+cage"));
+    assert_eq!(out["hits"].as_array().unwrap().len(), 5);
     assert_eq!(engine.run_counts(false), vec![1, 1], "first stages, graph searches");
 }
 
-/// The page's CatRAG search with LLM tiers as the worker runs it (`planLlmTiers`, the endpoint's
-/// tiers, `searchWithTiers` with its explanation): one first stage and one graph search per
-/// query. The endpoint's answers arrive between the two calls and touch no index (`LlmEndpoint::
-/// tier` reads only the plan); here the plan goes unanswered, so every batch is Weak.
+/// The page's query with LLM tiers as the worker runs it (`planLlmTiers`, the endpoint's tiers,
+/// `query(q, plan)` with its explanation): one first stage and one graph search per query, for
+/// catrag and for catrag+cage (whose first stage's walk takes the tiers, then CAGE reranks). The
+/// endpoint's answers arrive between the two calls and touch no index (`LlmEndpoint::tier` reads
+/// only the plan); here the plan goes unanswered, so every batch is Weak.
 #[wasm_bindgen_test]
 fn the_page_runs_one_graph_search_with_llm_tiers() {
     let mut engine = built_sample_with_graph();
+    let endpoint = cairn::wasm::LlmEndpoint::new(r#"{"base_url":"http://127.0.0.1:9","model":"m"}"#, None)
+        .map_err(message)
+        .unwrap();
     let q = "Which hotel houses the Playboy Club?";
     engine.run_counts(true);
-    let plan = engine.plan_llm_tiers(q, Some(options(5, "catrag")), None).map_err(message).unwrap();
+    let plan = engine.plan_llm_tiers(explained(q, 5, "catrag"), &endpoint).map_err(message).unwrap();
     assert_eq!(engine.run_counts(false), vec![1, 1], "the plan prepares the graph search");
-    let out: serde_json::Value = serde_wasm_bindgen::from_value(
-        engine.search_with_tiers(q, Some(options(5, "catrag")), &plan, "m", true).map_err(message).unwrap(),
-    )
-    .unwrap();
+    let plan = JsValue::from(plan);
+    let out: serde_json::Value =
+        serde_wasm_bindgen::from_value(engine.query(explained(q, 5, "catrag"), Some(plan.clone().unchecked_into())).map_err(message).unwrap())
+            .unwrap();
     assert_eq!(engine.run_counts(false), vec![1, 1], "the tiered search and its explanation add none");
     assert_eq!(out["hits"].as_array().unwrap().len(), 5);
     assert_eq!(out["explanation"]["passages"].as_array().unwrap().len(), 5);
+    assert_eq!(out["tierer"], "llm:m");
+    assert!(out["tierFailures"].as_u64().unwrap() > 0, "unanswered batches are Weak, counted");
     // The same passages as the offline search with Weak tiers is not asserted: the offline
-    // search tiers by embedding similarity. A plan is searched once.
-    let again = engine.search_with_tiers(q, Some(options(5, "catrag")), &plan, "m", false).err().map(message).unwrap();
-    assert!(again.contains("already searched"), "{again}");
+    // search tiers by embedding similarity. A plan is used once.
+    let again = engine.query(explained(q, 5, "catrag"), Some(plan.unchecked_into())).err().map(message).unwrap();
+    assert!(again.contains("LlmPlan"), "{again}");
+    // Another query than the plan's is refused.
+    let plan = JsValue::from(engine.plan_llm_tiers(query(q, 5, "catrag"), &endpoint).map_err(message).unwrap());
+    let e = engine.query(query("another question", 5, "catrag"), Some(plan.unchecked_into())).err().map(message).unwrap();
+    assert!(e.contains("plan the query again"), "{e}");
+
+    // catrag+cage with LLM tiers: the plan walks the first stage (CAGE's candidates), the query
+    // resumes it and reranks; still one first stage and one graph search.
+    let n = common::CORPUS.lines().filter(|l| !l.trim().is_empty()).count() as u32;
+    engine.cage_store(7, (0..n).collect(), &vec![1.0f32; n as usize * 4], 4).map_err(message).unwrap();
+    engine.run_counts(true);
+    let plan = JsValue::from(engine.plan_llm_tiers(query(q, 5, "catrag+cage"), &endpoint).map_err(message).unwrap());
+    let out: serde_json::Value =
+        serde_wasm_bindgen::from_value(engine.query(query(q, 5, "catrag+cage"), Some(plan.unchecked_into())).map_err(message).unwrap()).unwrap();
+    assert_eq!(engine.run_counts(false), vec![1, 1], "plan and rerank: one walk");
+    assert_eq!(out["hits"].as_array().unwrap().len(), 5);
+    assert_eq!(out["tierer"], "llm:m");
+    assert!(out["rerankMs"].as_f64().is_some(), "CAGE reranked the tiered walk");
+    assert!(out["hits"][0]["coherence"].as_f64().is_some());
 }

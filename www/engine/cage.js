@@ -13,7 +13,7 @@ import {
 // R-GCN embeddings Z. Z depends on the passage alone, so it is computed once per passage and
 // stored in the engine (and in a saved index): the main package builds the graphs and tensors of
 // passages without one (Engine.cageMissing), the R-GCN runs with tract in the MiniLM package's
-// CageModel, and Engine.cageStore keeps the result. A search (Engine.cageSearch) then only
+// CageModel, and Engine.cageStore keeps the result. A query (Engine.query) then only
 // compares the 20 candidates' stored Z: no model runs per query. Choosing a CAGE method first
 // fetches the MiniLM package's wasm (shared with dense-minilm, fetched once) and the 330 KB int8
 // model, both from this site, unless every passage already has its Z (a loaded index).
@@ -105,36 +105,32 @@ export function cageEmbedMissing() {
 }
 
 /**
- * A CAGE search, as a 'results' message: the first stage's candidates, coherence over their
- * stored graph embeddings, fusion (no model runs). Passages added since the embeddings were
- * computed get theirs first. Throws when CAGE is not ready or the engine refuses the query.
+ * Before a CAGE method's query: passages added since the graph embeddings were computed get
+ * theirs. Returns `{embedded, embedMs}`. Throws when CAGE is not ready for `method`.
  */
-export function cageSearch(query, opts, id) {
+export function cagePrepare(method) {
   const t0 = now();
   const embedded = cageEmbedMissing();
-  if (!engine.availableMethods().includes(opts.method)) {
-    throw new Error(`${opts.method} needs CAGE's graph embeddings, which are not computed: choose the method again`);
+  if (!engine.availableMethods().includes(method)) {
+    throw new Error(`${method} needs CAGE's graph embeddings, which are not computed: choose the method again`);
   }
-  const t1 = now();
-  const hits = engine.cageSearch(query, opts);
-  const t2 = now();
-  return {
-    type: 'results',
-    id,
-    query,
-    method: opts.method,
-    hits,
-    weak: hits.length && hits[0].weak ? hits[0].weak : undefined,
-    ms: t2 - t0,
-    // the engine times the rerank itself (rerankMs on every hit); the rest of the call is the first stage
-    cage: {
-      candidates: Math.min(METHOD_INFO.get(opts.method).candidates, engine.stats().passages),
-      firstStage: METHOD_INFO.get(opts.method).first_stage,
-      embedded,
-      embedMs: t1 - t0,
-      rerankMs: hits.length ? hits[0].rerankMs : 0,
-      firstStageMs: t2 - t1 - (hits.length ? hits[0].rerankMs : 0),
-    },
-  };
+  return { embedded, embedMs: now() - t0 };
 }
 
+/**
+ * The 'results' message's `cage` part of a CAGE method's query (`out`, Engine.query's answer,
+ * which took `searchMs`): the candidates reranked, the first stage, and each step's time (the
+ * engine times the rerank itself; the rest of the query is the first stage).
+ */
+export function cageInfo(method, prepared, out, searchMs) {
+  const row = METHOD_INFO.get(method);
+  const rerankMs = out.rerankMs ?? 0;
+  return {
+    candidates: Math.min(row.candidates, engine.stats().passages),
+    firstStage: row.first_stage,
+    embedded: prepared.embedded,
+    embedMs: prepared.embedMs,
+    rerankMs,
+    firstStageMs: searchMs - rerankMs,
+  };
+}

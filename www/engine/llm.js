@@ -1,5 +1,5 @@
 // The engine worker's side of the user's LLM endpoint: its configuration, LLM OpenIE for the
-// graph, and a graph search whose edges the endpoint tiers.
+// graph; a query whose edges the endpoint tiers is query.js's searchWithLlm.
 import { LlmEndpoint } from '../../pkg/cairn.js';
 import {
   engine, llm, llmOpenieCancel, llmSessionRequests, llmUses, message, now, post, postError, progressPoster, setLlm,
@@ -117,47 +117,5 @@ export async function handleLlm(msg) {
       return;
     }
     default:
-  }
-}
-
-/**
- * A graph walk (`method`, whose needs say it takes LLM tiers) with the endpoint's tiers: plan
- * (no I/O), ask the endpoint, search from its tiers.
- */
-export async function searchWithLlm(msg, method) {
-  const endpoint = llm;
-  try {
-    const t0 = now();
-    const opts = { k: Number(msg.k) || 5, method };
-    const query = String(msg.query ?? '');
-    // LLM NER first (one call; it starts the query's deadline, which the tiers continue): the
-    // anchoring takes its names, or the rule-based NER when it gave none.
-    let ner = null;
-    if (llmUses.ner) {
-      post({ type: 'llm-progress', id: msg.id, ner: true });
-      const r = await endpoint.entities(query);
-      ner = { model: endpoint.model, ...r };
-    }
-    const plan = engine.planLlmTiers(query, opts, ner && ner.names.length ? ner.names : undefined);
-    post({ type: 'llm-progress', id: msg.id, batches: plan.batches, edges: plan.edges });
-    // cancelled during NER: ask nothing more (the edges stay Weak)
-    const report = ner && ner.cancelled
-      ? { batchesAnswered: 0, batches: plan.batches, edges: plan.edges, weakFallbackEdges: plan.edges, calls: 0, stats: null, error: null, cors: false, cancelled: true, breakerOpen: false }
-      : await endpoint.tier(plan);
-    const out = engine.searchWithTiers(query, opts, plan, endpoint.model, msg.explain !== false);
-    plan.free();
-    const ms = now() - t0;
-    post({
-      type: 'results', id: msg.id, query: msg.query, method, hits: out.hits, ms,
-      explanation: out.explanation ?? undefined,
-      ner: ner ?? undefined,
-      tiers: {
-        kind: report.batchesAnswered > 0 ? 'llm' : 'weak',
-        model: endpoint.model, url: endpoint.url, tierer: out.tierer, tierFailures: out.tierFailures,
-        ...report,
-      },
-    });
-  } catch (err) {
-    postError('search', err, { id: msg.id });
   }
 }

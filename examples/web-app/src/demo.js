@@ -46,7 +46,7 @@ export async function demo(cairn, worker) {
  * @returns {Ranked}
  */
 export function rank(engine, query) {
-  const hits = engine.search(query, { k: 3, method: 'bm25' });
+  const { hits } = engine.query({ query, k: 3, method: 'bm25' });
   return { query, ids: hits.map((h) => h.id), scores: hits.map((h) => h.score) };
 }
 

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use cairn::catrag::ExplainConfig;
 use cairn::index::{Index, Method};
+use cairn::search::Query;
 use clap::Args;
 use serde_json::json;
 
@@ -26,8 +27,9 @@ pub(crate) struct QueryArgs {
     #[arg(long)]
     pub(crate) explain: bool,
     /// Print one JSON object instead of text: `{query, method, hits: [{rank, id, title, score,
-    /// text}], weak}` (`weak`: why the hits are weak, or null); with --explain, the whole
-    /// explanation.
+    /// text, highlights, title_highlights}], weak}` (`highlights`: byte ranges of the query's
+    /// terms in the text and title; `weak`: why the hits are weak, or null); with --explain, the
+    /// whole explanation.
     #[arg(long)]
     pub(crate) json: bool,
     /// The question.
@@ -48,11 +50,14 @@ pub(crate) fn query(a: QueryArgs) -> CliResult<()> {
     let config = index_config(&a.bm25, &a.catrag)?;
     let index = build_index(corpus, &config, method, &embedders)?;
     let q = a.query.join(" ");
-    if a.explain {
-        if method.graph_method().is_none() {
-            return Err(format!("--explain needs a graph method (hipporag or catrag), not {method}"));
-        }
-        let ex = index.explain(&q, a.k, method, &ExplainConfig::default()).map_err(|e| e.to_string())?;
+    if a.explain && (method.graph_method().is_none() || method.cage_first_stage().is_some()) {
+        return Err(format!("--explain needs a graph method (hipporag or catrag), not {method}"));
+    }
+    // the one door: the search, its explanation when asked, the hits as shown
+    let mut query = Query::new(q.as_str(), a.k, method);
+    query.explain = a.explain;
+    let out = index.searcher().query(&query).map_err(|e| e.to_string())?;
+    if let Some(ex) = out.explanation {
         if !a.json {
             out!("{}", explain_tree(&index, &q, &ex));
             return Ok(());
@@ -68,15 +73,13 @@ pub(crate) fn query(a: QueryArgs) -> CliResult<()> {
         outln!("{v}");
         return Ok(());
     }
-    let found = index.run(&q, a.k, method, Default::default()).map_err(|e| e.to_string())?;
-    let hits = &found.hits;
+    let (found, hits) = (&out.result, &out.hits);
     if a.json {
         let hits: Vec<serde_json::Value> = hits
             .iter()
-            .enumerate()
-            .filter_map(|(rank, h)| {
-                let p = index.corpus().get(h.passage)?;
-                Some(json!({"rank": rank + 1, "id": p.id, "title": p.title, "score": h.score, "text": p.text}))
+            .map(|h| {
+                json!({"rank": h.rank, "id": h.id, "title": h.title, "score": h.score, "text": h.text,
+                    "highlights": h.highlights, "title_highlights": h.title_highlights})
             })
             .collect();
         outln!("{}", json!({"query": q, "method": method.name(), "hits": hits, "weak": found.trace.weak}));
@@ -88,11 +91,9 @@ pub(crate) fn query(a: QueryArgs) -> CliResult<()> {
     if let Some(why) = found.trace.weak {
         outln!("weak results: {why}");
     }
-    for (rank, h) in hits.iter().enumerate() {
-        if let Some(p) = index.corpus().get(h.passage) {
-            let snippet: String = p.text.chars().take(160).collect();
-            outln!("{:>2}. {:>8.3}  {}  [{}]\n    {}", rank + 1, h.score, p.title, p.id, snippet);
-        }
+    for h in hits {
+        let snippet: String = h.text.chars().take(160).collect();
+        outln!("{:>2}. {:>8.3}  {}  [{}]\n    {}", h.rank, h.score, h.title, h.id, snippet);
     }
     Ok(())
 }
