@@ -38,7 +38,7 @@ import sys
 LAYERS = [
     ["error"],
     ["text", "embed", "ppr"],
-    ["corpus", "format"],
+    ["corpus", "format", "documents"],
     ["extract"],
     ["graph", "llm"],
     ["catrag", "cage"],
