@@ -18,6 +18,7 @@
 //!   embeddings, coherence and fusion;
 //! - [`index`]: the [`Index`] as data and the method table ([`index::Method`]);
 //! - [`search`]: one query's path over an index; [`site`]: a static site read into passages;
+//!   [`documents`]: PDF and Word files as the text the page makes of them;
 //! - [`engine`]: the lifecycle the page, the CLI and the evaluation share;
 //! - [`eval`]: Recall@k, FCR, JSR, EM/F1; [`bench`]: benchmark figures;
 //! - [`wasm`] (wasm32 only): the JavaScript API.
@@ -26,6 +27,8 @@ pub mod bench;
 pub mod cage;
 pub mod catrag;
 pub mod corpus;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod documents;
 pub mod embed;
 pub mod engine;
 pub mod error;

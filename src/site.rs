@@ -1,5 +1,6 @@
 //! Static-site reading for `cairn index <site-dir>` (native only): HTML and Markdown
-//! pages become passages, one per heading section, whose id is the URL to link to.
+//! pages become passages, one per heading section, whose id is the URL to link to; PDF and
+//! Word files become passages as the page makes them.
 //!
 //! - **HTML** is parsed with [`scraper`] (html5ever, the browser's parsing algorithm). The page
 //!   title is `<title>` (else the first `<h1>`, else the file name). The **content** is what
@@ -38,6 +39,15 @@
 //!   `" 3"`… for the second and later parts of a long section or a repeated anchor. URLs hold no
 //!   spaces, so the link is the id up to the first space ([`link_of`]).
 //!
+//! - **PDF and Word (.docx) files** in the folder are read as the page reads them
+//!   ([`crate::documents`]: the page's text of the file, split by
+//!   [`crate::corpus::split_document`]): a passage a paragraph, titled `"file name › heading"`
+//!   (a .docx's heading styles) or `"file name › page N"` (a PDF's pages); a PDF passage links
+//!   to its page (`/docs/report.pdf#page=3`), a .docx passage to the file, `" 2"`, `" 3"`… after
+//!   the link for the second and later passages. A file that cannot be read (damaged,
+//!   password-protected, not a zip) or has no text (a scanned PDF) is a warning, and the rest of
+//!   the folder is read.
+//!
 //! Pages are read in path order, so the same site gives the same passages (and index bytes).
 
 use std::collections::HashMap;
@@ -45,7 +55,8 @@ use std::path::{Path, PathBuf};
 
 use scraper::{ElementRef, Html, Node, Selector};
 
-use crate::corpus::Passage;
+use crate::corpus::{split_document, Passage};
+use crate::documents::{docx_text, page_text, pdf_pages, DocumentError, DocumentKind};
 use crate::error::{Error, Result};
 
 /// Sections longer than this many characters are cut into several passages at block
@@ -147,6 +158,17 @@ impl Section {
             self.blocks.push(b);
         }
         self.current.clear();
+    }
+}
+
+/// `id`, or `"{id} N"` for its N-th use (N ≥ 2) in `seen`.
+fn unique_id(seen: &mut HashMap<String, usize>, id: String) -> String {
+    let n = seen.entry(id.clone()).or_insert(0);
+    *n += 1;
+    if *n == 1 {
+        id
+    } else {
+        format!("{id} {n}")
     }
 }
 
@@ -267,13 +289,7 @@ impl<'a> PageWriter<'a> {
     }
 
     fn unique(&mut self, id: String) -> String {
-        let n = self.seen.entry(id.clone()).or_insert(0);
-        *n += 1;
-        if *n == 1 {
-            id
-        } else {
-            format!("{id} {n}")
-        }
+        unique_id(self.seen, id)
     }
 
     fn flush(&mut self) {
@@ -777,7 +793,8 @@ fn decode_page(bytes: Vec<u8>) -> std::result::Result<(String, Option<&'static s
     }
 }
 
-/// Every `.html`, `.htm`, `.md` and `.markdown` page under `root` as passages (module docs),
+/// Every `.html`, `.htm`, `.md` and `.markdown` page and `.pdf` and `.docx` file under `root`
+/// as passages (module docs),
 /// pages in path order. Hidden entries (`.…`), `node_modules` and the folders in `skip` (the
 /// output folder) are not read. `base_url` prefixes every URL (`/` for a site at the domain's
 /// root; `/docs/` for one under a path). A page that is not UTF-8 is read as Windows-1252 when
@@ -823,6 +840,18 @@ pub fn read_site_with(
         let path = root.join(rel);
         let bytes =
             std::fs::read(&path).map_err(|source| Error::Io { path: path.display().to_string(), source })?;
+        let rel_str: Vec<String> =
+            rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
+        let rel_str = rel_str.join("/");
+        if let Some(kind) = DocumentKind::of(rel) {
+            let url = format!("{base}{}", encode(&rel_str, true));
+            let name = rel_str.rsplit('/').next().unwrap_or(&rel_str);
+            match document_into(kind, &bytes, name, &url, &mut out, &mut seen) {
+                Ok(notes) => warnings.extend(notes.into_iter().map(|n| format!("{}: {n}", path.display()))),
+                Err(e) => warnings.push(format!("{}: skipped: {e}", path.display())),
+            }
+            continue;
+        }
         let text = match decode_page(bytes) {
             Ok((text, note)) => {
                 if let Some(note) = note {
@@ -839,9 +868,6 @@ pub fn read_site_with(
             }
         };
         let before = out.len();
-        let rel_str: Vec<String> =
-            rel.components().map(|c| c.as_os_str().to_string_lossy().into_owned()).collect();
-        let rel_str = rel_str.join("/");
         let stem = rel.file_stem().map_or_else(String::new, |s| s.to_string_lossy().into_owned());
         let ext = rel.extension().map_or_else(String::new, |e| e.to_string_lossy().to_ascii_lowercase());
         let linked = if ext == "md" || ext == "markdown" {
@@ -887,7 +913,7 @@ pub fn read_site_with(
     if files.is_empty() {
         return Err(Error::Site {
             path: root.display().to_string(),
-            message: "no .html, .htm, .md or .markdown page found".into(),
+            message: "no .html, .htm, .md, .markdown, .pdf or .docx file found".into(),
         });
     }
     if let Some((md, html)) = unbuilt.first() {
@@ -949,6 +975,56 @@ pub fn common_title_suffix<'a>(titles: impl Iterator<Item = &'a str>) -> Option<
     (count >= 2 && 2 * count >= n).then(|| suffix.to_string())
 }
 
+/// The passages of document `bytes` (a PDF or .docx file named `name`, linked as `url`) into
+/// `out`: the text the page makes of it ([`crate::documents`]) split as the page splits it
+/// ([`split_document`]: titles `"name › heading"`, `"name › page N"`). A PDF passage links to
+/// its page (`url#page=N`, which browsers' PDF viewers open at that page), a .docx passage to
+/// the file. Returns notes on pages that could not be read.
+///
+/// # Errors
+/// The reason the file cannot be read, or has no text (a scanned PDF).
+fn document_into(
+    kind: DocumentKind,
+    bytes: &[u8],
+    name: &str,
+    url: &str,
+    out: &mut Vec<Passage>,
+    seen: &mut HashMap<String, usize>,
+) -> std::result::Result<Vec<String>, DocumentError> {
+    let mut add = |text: &str, link: String| {
+        for p in split_document(name, text) {
+            out.push(Passage { id: unique_id(seen, link.clone()), ..p });
+        }
+    };
+    match kind {
+        DocumentKind::Pdf => {
+            let pages = pdf_pages(bytes)?;
+            if !pages.has_text() {
+                return Err(DocumentError(match pages.warnings.first() {
+                    Some(first) => format!("no page could be read ({first})"),
+                    None => {
+                        "no text in it (a scanned PDF holds images of text, which Cairn cannot read)".into()
+                    }
+                }));
+            }
+            for (n, lines) in &pages.pages {
+                if let Some(text) = page_text(*n, lines) {
+                    add(&text, format!("{url}#page={n}"));
+                }
+            }
+            Ok(pages.warnings)
+        }
+        DocumentKind::Docx => {
+            let text = docx_text(bytes)?;
+            if text.trim().is_empty() {
+                return Err(DocumentError("no text in it".into()));
+            }
+            add(&text, url.to_string());
+            Ok(Vec::new())
+        }
+    }
+}
+
 fn collect(root: &Path, dir: &Path, skip: &[PathBuf], out: &mut Vec<PathBuf>) -> Result<()> {
     let io = |source| Error::Io { path: dir.display().to_string(), source };
     for entry in std::fs::read_dir(dir).map_err(io)? {
@@ -967,7 +1043,7 @@ fn collect(root: &Path, dir: &Path, skip: &[PathBuf], out: &mut Vec<PathBuf>) ->
             collect(root, &path, skip, out)?;
         } else if ft.is_file() {
             let ext = path.extension().map_or_else(String::new, |e| e.to_string_lossy().to_ascii_lowercase());
-            if ["html", "htm", "md", "markdown"].contains(&ext.as_str()) {
+            if ["html", "htm", "md", "markdown", "pdf", "docx"].contains(&ext.as_str()) {
                 if let Ok(rel) = path.strip_prefix(root) {
                     out.push(rel.to_path_buf());
                 }
@@ -1252,5 +1328,76 @@ mod tests {
         assert!(w.contains("d-stray.html: declares UTF-8 but is not valid UTF-8"), "{w}");
         assert!(w.contains("e-empty.html: no text to index"), "{w}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// PDF and .docx files among the pages: split as the page splits them (titles "file ›
+    /// heading", "file › page N"), linked to the file (a PDF's passages to their page); a file
+    /// that cannot be read, or has no text, is a warning and the rest of the folder is read.
+    #[test]
+    fn documents_are_read_as_the_page_reads_them() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/documents");
+        let got = read_site(&dir, "/docs/", &[]).unwrap();
+        let rows: Vec<(&str, &str, &str)> =
+            got.passages.iter().map(|p| (p.id.as_str(), p.title.as_str(), p.text.as_str())).collect();
+        let survey = "field-notes.docx › Moorland survey";
+        let weather = "field-notes.docx › Weather";
+        assert_eq!(
+            rows,
+            vec![
+                ("/docs/field-notes.docx", "field-notes.docx", "Field notes from Tarnwick"),
+                (
+                    "/docs/field-notes.docx 2",
+                    survey,
+                    "The survey of Tarnwick Moor counted forty curlew nests.[1]"
+                ),
+                ("/docs/field-notes.docx 3", survey, "\\# is not a heading here, only a hash sign"),
+                ("/docs/field-notes.docx 4", weather, "Rain fell on nine days in May."),
+                ("/docs/field-notes.docx 5", weather, "Sheep counted"),
+                ("/docs/field-notes.docx 6", weather, "212 ewes"),
+                ("/docs/field-notes.docx 7", weather, "Before the box."),
+                ("/docs/field-notes.docx 8", weather, "A text box about peat cutting."),
+                ("/docs/field-notes.docx 9", weather, "Recorded by the Tarnwick wardens."),
+                ("/docs/field-notes.docx 10", weather, "Page 7 of the warden log."),
+                ("/docs/field-notes.docx 11", weather, "Nest counts by the county bird club. ↑"),
+                (
+                    "/docs/moor-report.pdf#page=1",
+                    "moor-report.pdf › page 1",
+                    "Tarnwick Moor report The curlew is the emblem of the moor. Peat cutting ended in 1962."
+                ),
+                (
+                    "/docs/moor-report.pdf#page=3",
+                    "moor-report.pdf › page 3",
+                    "\\# 3 is a number, not a heading Sheep graze the southern slope of Tarnwick Moor."
+                ),
+            ]
+        );
+        // the same titles and texts as the page's passages: its text of each file (the .txt
+        // beside it) split by the same function
+        for name in ["field-notes.docx", "moor-report.pdf"] {
+            let text = std::fs::read_to_string(dir.join(format!("{name}.txt"))).unwrap();
+            let page: Vec<(String, String)> =
+                split_document(name, &text).into_iter().map(|p| (p.title, p.text)).collect();
+            let cli: Vec<(String, String)> = got
+                .passages
+                .iter()
+                .filter(|p| p.id.starts_with(&format!("/docs/{name}")))
+                .map(|p| (p.title.clone(), p.text.clone()))
+                .collect();
+            assert_eq!(cli, page, "{name}");
+        }
+        assert_eq!(got.pages, 6);
+        let w = got.warnings.join("\n");
+        assert_eq!(got.warnings.len(), 4, "{w}");
+        let said = |file: &str, why: &str| {
+            let line = format!("{}: skipped: {why}", dir.join(file).display());
+            assert!(got.warnings.iter().any(|l| l.starts_with(&line)), "{line} not in\n{w}");
+        };
+        said("broken.pdf", "not a PDF that can be read (");
+        said("locked.pdf", "the PDF is password-protected");
+        said(
+            "not-a-zip.docx",
+            "not a Word (.docx) file that can be read (it is not a zip archive, as every .docx is)",
+        );
+        said("scanned.pdf", "no text in it (a scanned PDF holds images of text, which Cairn cannot read)");
     }
 }

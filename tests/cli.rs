@@ -576,7 +576,59 @@ fn index_site_warns_about_odd_pages_and_refuses_a_site_without_text() {
     assert_eq!(code, 2, "{err}");
     assert_eq!(
         err.trim_end(),
-        format!("error: {}: no .html, .htm, .md or .markdown page found", nopages.display()),
+        format!("error: {}: no .html, .htm, .md, .markdown, .pdf or .docx file found", nopages.display()),
+    );
+    std::fs::remove_dir_all(&tmp).unwrap();
+}
+
+/// `cairn index` on a folder of PDF and Word files (tests/fixtures/documents): the readable ones
+/// are indexed (11 paragraphs of the .docx, the 2 PDF pages with text), each broken one is one
+/// warning line naming the file and the reason, and the run succeeds; no panic reaches the
+/// output (pdf-extract panics on some files; they are caught).
+#[test]
+fn index_reads_pdf_and_docx_and_warns_about_broken_ones() {
+    let tmp = std::env::temp_dir().join(format!("cairn-cli-documents-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&tmp);
+    let pkg = tmp.join("pkg");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(pkg.join("cairn.js"), "// stand-in").unwrap();
+    std::fs::write(pkg.join("cairn_bg.wasm"), b"\0asm").unwrap();
+    let out = tmp.join("out");
+    let (code, stdout, err) = cairn(&[
+        "index",
+        "tests/fixtures/documents",
+        "--out",
+        out.to_str().unwrap(),
+        "--pkg",
+        pkg.to_str().unwrap(),
+        "--base-url",
+        "/docs/",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            "warning: tests/fixtures/documents/broken.pdf: skipped: not a PDF that can be read \
+             (failed parsing cross reference table: invalid start value)",
+            "warning: tests/fixtures/documents/locked.pdf: skipped: the PDF is password-protected",
+            "warning: tests/fixtures/documents/not-a-zip.docx: skipped: not a Word (.docx) file that can be read \
+             (it is not a zip archive, as every .docx is)",
+            "warning: tests/fixtures/documents/scanned.pdf: skipped: no text in it (a scanned PDF holds images of \
+             text, which Cairn cannot read)",
+        ],
+        "{err}"
+    );
+    let report: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!((report["pages"].as_u64(), report["warnings"].as_u64()), (Some(6), Some(4)), "{report}");
+    assert_eq!(report["passages"], 13, "{report}");
+    // every passage id is a link (the widget links each result to its file)
+    let manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("manifest.json")).unwrap()).unwrap();
+    assert_eq!(
+        (manifest["links"].as_bool(), manifest["passages"].as_u64()),
+        (Some(true), Some(13)),
+        "{manifest}"
     );
     std::fs::remove_dir_all(&tmp).unwrap();
 }

@@ -7,108 +7,16 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { CHROMIUM, CHROMIUM_ARGS } from './chromium.mjs';
 import { serve } from '../../scripts/serve.mjs';
+import { makeDocx, makePdf } from './document_files.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dist = path.join(root, 'dist');
 const screenshots = path.join(root, 'tests', 'e2e', 'screenshots');
 const WAIT = 60_000;
-
-/**
- * A one-font PDF (Helvetica, a standard Type1 font: no font file needed) with one page per
- * entry of `pages`, each a list of lines drawn top-down. Offsets in the xref table are counted
- * here, byte by byte (the text is ASCII).
- */
-export function makePdf(pages) {
-  const objects = [];
-  const pageIds = pages.map((_, i) => 4 + 2 * i);
-  objects[1] = '<< /Type /Catalog /Pages 2 0 R >>';
-  objects[2] = `<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(' ')}] /Count ${pages.length} >>`;
-  objects[3] = '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>';
-  pages.forEach((lines, i) => {
-    const esc = (s) => s.replace(/[\\()]/g, (c) => `\\${c}`);
-    const ops = ['BT', '/F1 12 Tf', '16 TL', '72 720 Td', ...lines.map((l, j) => `${j ? 'T* ' : ''}(${esc(l)}) Tj`), 'ET'].join('\n');
-    objects[4 + 2 * i] = `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents ${5 + 2 * i} 0 R >>`;
-    objects[5 + 2 * i] = `<< /Length ${Buffer.byteLength(ops)} >>\nstream\n${ops}\nendstream`;
-  });
-  let out = '%PDF-1.4\n';
-  const offsets = [];
-  for (let id = 1; id < objects.length; id += 1) {
-    offsets[id] = Buffer.byteLength(out);
-    out += `${id} 0 obj\n${objects[id]}\nendobj\n`;
-  }
-  const xref = Buffer.byteLength(out);
-  out += `xref\n0 ${objects.length}\n0000000000 65535 f \n`;
-  for (let id = 1; id < objects.length; id += 1) out += `${String(offsets[id]).padStart(10, '0')} 00000 n \n`;
-  out += `trailer\n<< /Size ${objects.length} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return Buffer.from(out, 'latin1');
-}
-
-/** A zip archive (stored, no compression) of `files`: [{name, data: Buffer}]. */
-function makeZip(files) {
-  const locals = [];
-  const centrals = [];
-  let offset = 0;
-  for (const { name, data } of files) {
-    const nameBuf = Buffer.from(name, 'utf8');
-    const crc = zlib.crc32(data);
-    const local = Buffer.alloc(30);
-    local.writeUInt32LE(0x04034b50, 0);
-    local.writeUInt16LE(20, 4); // version needed
-    local.writeUInt16LE(0, 6); // flags
-    local.writeUInt16LE(0, 8); // stored
-    local.writeUInt32LE(0, 10); // time, date
-    local.writeUInt32LE(crc, 14);
-    local.writeUInt32LE(data.length, 18);
-    local.writeUInt32LE(data.length, 22);
-    local.writeUInt16LE(nameBuf.length, 26);
-    local.writeUInt16LE(0, 28);
-    const central = Buffer.alloc(46);
-    central.writeUInt32LE(0x02014b50, 0);
-    central.writeUInt16LE(20, 4);
-    central.writeUInt16LE(20, 6);
-    central.writeUInt16LE(0, 8);
-    central.writeUInt16LE(0, 10);
-    central.writeUInt32LE(0, 12);
-    central.writeUInt32LE(crc, 16);
-    central.writeUInt32LE(data.length, 20);
-    central.writeUInt32LE(data.length, 24);
-    central.writeUInt16LE(nameBuf.length, 28);
-    central.writeUInt32LE(offset, 42);
-    locals.push(local, nameBuf, data);
-    centrals.push(central, nameBuf);
-    offset += 30 + nameBuf.length + data.length;
-  }
-  const cd = Buffer.concat(centrals);
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(files.length, 8);
-  end.writeUInt16LE(files.length, 10);
-  end.writeUInt32LE(cd.length, 12);
-  end.writeUInt32LE(offset, 16);
-  return Buffer.concat([...locals, cd, end]);
-}
-
-/** A minimal .docx: content types, the package and document relationships, styles, the body. */
-function makeDocx(paragraphs) {
-  const W = 'http://schemas.openxmlformats.org/wordprocessingml/2006/main';
-  const xml = (s) => Buffer.from(`<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n${s}`, 'utf8');
-  const esc = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;');
-  const body = paragraphs
-    .map(({ heading, text }) => `<w:p>${heading ? '<w:pPr><w:pStyle w:val="Heading1"/></w:pPr>' : ''}<w:r><w:t xml:space="preserve">${esc(text)}</w:t></w:r></w:p>`)
-    .join('');
-  return makeZip([
-    { name: '[Content_Types].xml', data: xml('<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/><Override PartName="/word/styles.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.styles+xml"/></Types>') },
-    { name: '_rels/.rels', data: xml('<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>') },
-    { name: 'word/_rels/document.xml.rels', data: xml('<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.xml"/></Relationships>') },
-    { name: 'word/styles.xml', data: xml(`<w:styles xmlns:w="${W}"><w:style w:type="paragraph" w:styleId="Heading1"><w:name w:val="heading 1"/></w:style></w:styles>`) },
-    { name: 'word/document.xml', data: xml(`<w:document xmlns:w="${W}"><w:body>${body}</w:body></w:document>`) },
-  ]);
-}
 
 const HTML = `<!doctype html><html><head><title>Harbour guide</title><style>p { color: red }</style>
 <script>var quokkaSecret = 1;</script></head><body>

@@ -17,8 +17,10 @@ use crate::options::*;
 
 #[derive(Args)]
 pub(crate) struct IndexArgs {
-    /// The site's folder: every .html, .htm, .md and .markdown page under it (not the --out
-    /// folder, hidden entries or node_modules).
+    /// The site's folder: every .html, .htm, .md and .markdown page, and every .pdf and .docx
+    /// file, under it (not the --out folder, hidden entries or node_modules). PDF and Word files
+    /// are split as the page splits them: a passage a paragraph, titled "file › heading" or
+    /// "file › page N", linked to the file (a PDF's to its page, #page=N).
     pub(crate) site: Option<PathBuf>,
     /// Index a dataset folder (its corpus.jsonl) or a .jsonl file of passages instead of a site.
     /// The widget links each result to its passage's id (up to its first space) when every id
