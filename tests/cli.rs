@@ -514,6 +514,8 @@ fn index_site_warns_about_odd_pages_and_refuses_a_site_without_text() {
     std::fs::create_dir_all(site.join("blog")).unwrap();
     std::fs::write(pkg.join("cairn.js"), "// stand-in").unwrap();
     std::fs::write(pkg.join("cairn_bg.wasm"), b"\0asm").unwrap();
+    std::fs::write(pkg.join("cairn_reader.js"), "// stand-in reader").unwrap();
+    std::fs::write(pkg.join("cairn_reader_bg.wasm"), b"\0asm").unwrap();
     std::fs::write(site.join("index.html"), "<title>Home</title><p>Welcome home.</p>").unwrap();
     std::fs::write(site.join("blog/old.html"), b"<p>Caf\xe9 cr\xe8me.</p>").unwrap();
     std::fs::write(site.join("blog/empty.html"), b"").unwrap();
@@ -593,6 +595,8 @@ fn index_reads_pdf_and_docx_and_warns_about_broken_ones() {
     std::fs::create_dir_all(&pkg).unwrap();
     std::fs::write(pkg.join("cairn.js"), "// stand-in").unwrap();
     std::fs::write(pkg.join("cairn_bg.wasm"), b"\0asm").unwrap();
+    std::fs::write(pkg.join("cairn_reader.js"), "// stand-in reader").unwrap();
+    std::fs::write(pkg.join("cairn_reader_bg.wasm"), b"\0asm").unwrap();
     let out = tmp.join("out");
     let (code, stdout, err) = cairn(&[
         "index",
