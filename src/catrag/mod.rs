@@ -549,6 +549,31 @@ pub struct Retrieval {
 }
 
 impl Retrieval {
+    /// A retrieval of `method` that has walked nothing yet: no seed, no overlay, no tiering
+    /// call, no PPR, no scores. Its steps fill it in ([`Retriever::prepare`]), or a search that
+    /// does not walk sets its fallback, warning and passage scores.
+    pub fn unwalked(method: GraphMethod) -> Retrieval {
+        Retrieval {
+            method,
+            ablations: Vec::new(),
+            facts: Vec::new(),
+            seeds: Vec::new(),
+            anchors: Vec::new(),
+            overlay: Vec::new(),
+            tierer: None,
+            tier_failures: 0,
+            ppr: None,
+            floored: false,
+            fallback: None,
+            warnings: Vec::new(),
+            sources: TeleportSources::default(),
+            passage_sources: Vec::new(),
+            passage_scores: Vec::new(),
+            node_scores: Vec::new(),
+            teleport: Vec::new(),
+        }
+    }
+
     /// The top `k` passage nodes by score: `(passage node, score)`, score descending, ties by
     /// passage ordinal (creation order). Callers that need ties by passage id re-sort.
     pub fn top_passages(&self, graph: &Graph, k: usize) -> Vec<(u32, f64)> {
@@ -914,23 +939,9 @@ impl PreparedQuery {
         }
         let fact_cosines = seeds::fact_cosines(graph, input.query_vector)?;
         let retrieval = Retrieval {
-            method,
             ablations: if catrag { config.ablations() } else { Vec::new() },
-            facts: Vec::new(),
-            seeds: Vec::new(),
-            anchors: Vec::new(),
-            overlay: Vec::new(),
-            tierer: None,
-            tier_failures: 0,
-            ppr: None,
-            floored: false,
-            fallback: None,
             warnings: if catrag { config.warnings() } else { Vec::new() },
-            sources: TeleportSources::default(),
-            passage_sources: Vec::new(),
-            passage_scores: Vec::new(),
-            node_scores: Vec::new(),
-            teleport: Vec::new(),
+            ..Retrieval::unwalked(method)
         };
         Ok(PreparedQuery {
             query: input.query.to_string(),

@@ -359,25 +359,10 @@ impl Bm25 {
         let mut tfs = Vec::with_capacity(p);
         let mut doc_len = vec![0u32; n];
         for w in offsets.windows(2) {
-            let mut prev: Option<u32> = None;
-            for _ in w[0]..w[1] {
-                let g = gaps.varint()?;
-                let d = match prev {
-                    None => g,
-                    Some(_) if g == 0 => return Err(gaps.corrupt("a term lists a document twice")),
-                    Some(q) => q.checked_add(g).ok_or_else(|| gaps.corrupt("a document number overflows"))?,
-                };
-                if d as usize >= n {
-                    return Err(gaps.corrupt(format!("document {d} of {n}")));
-                }
-                let tf = tf_stream.varint()?;
-                if tf == 0 {
-                    return Err(tf_stream.corrupt("a term frequency of 0"));
-                }
+            let start = doc_ids.len();
+            read_term_postings(&mut gaps, &mut tf_stream, (w[1] - w[0]) as usize, n, &mut doc_ids, &mut tfs)?;
+            for (&d, &tf) in doc_ids[start..].iter().zip(&tfs[start..]) {
                 doc_len[d as usize] = doc_len[d as usize].saturating_add(tf);
-                doc_ids.push(d);
-                tfs.push(tf);
-                prev = Some(d);
             }
         }
         gaps.finish()?;
@@ -490,6 +475,44 @@ impl Bm25 {
             Some((idf, &self.docs[s..e], &self.tfs[s..e]))
         })
     }
+}
+
+/// One term's `df` postings from a postings body's two streams (documents as gaps: the first as
+/// its number, then the difference to the previous one; term frequencies), appended to `docs`
+/// and `tfs`, every value checked: each document below `n` and after the previous one, each
+/// frequency ≥ 1. Shared by [`Bm25::read_from`] and a static site's posting shards
+/// ([`super::shards::read_postings`]).
+///
+/// # Errors
+/// [`Error::IndexCorrupt`] naming what does not hold; the streams' own errors.
+pub(crate) fn read_term_postings(
+    gaps: &mut Reader<'_>,
+    tf_stream: &mut Reader<'_>,
+    df: usize,
+    n: usize,
+    docs: &mut Vec<u32>,
+    tfs: &mut Vec<u32>,
+) -> Result<()> {
+    let mut prev: Option<u32> = None;
+    for _ in 0..df {
+        let g = gaps.varint()?;
+        let d = match prev {
+            None => g,
+            Some(_) if g == 0 => return Err(gaps.corrupt("a term lists a document twice")),
+            Some(q) => q.checked_add(g).ok_or_else(|| gaps.corrupt("a document number overflows"))?,
+        };
+        if d as usize >= n {
+            return Err(gaps.corrupt(format!("document {d} of {n}")));
+        }
+        let tf = tf_stream.varint()?;
+        if tf == 0 {
+            return Err(tf_stream.corrupt("a term frequency of 0"));
+        }
+        docs.push(d);
+        tfs.push(tf);
+        prev = Some(d);
+    }
+    Ok(())
 }
 
 /// What query expansion ([`expand_query`]) reads of a vocabulary: the whole of it in [`Bm25`],

@@ -32,6 +32,7 @@
 
 use std::ops::Range;
 
+use super::bm25::read_term_postings;
 use super::{Bm25Config, Index};
 use crate::error::{Error, Result};
 use crate::format::{assemble, split, Reader, SectionKind, Writer};
@@ -585,25 +586,7 @@ pub fn read_postings(meta: &KeywordMeta, index: usize, bytes: &[u8]) -> Result<P
             return Err(dfs.corrupt(format!("a document frequency of {df} for {n} passages")));
         }
         let (mut d_list, mut f_list) = (Vec::with_capacity(df), Vec::with_capacity(df));
-        let mut prev: Option<u32> = None;
-        for _ in 0..df {
-            let g = gaps.varint()?;
-            let d = match prev {
-                None => g,
-                Some(_) if g == 0 => return Err(gaps.corrupt("a term lists a document twice")),
-                Some(p) => p.checked_add(g).ok_or_else(|| gaps.corrupt("a document number overflows"))?,
-            };
-            if d as usize >= n {
-                return Err(gaps.corrupt(format!("document {d} of {n}")));
-            }
-            let tf = tf_s.varint()?;
-            if tf == 0 {
-                return Err(tf_s.corrupt("a term frequency of 0"));
-            }
-            d_list.push(d);
-            f_list.push(tf);
-            prev = Some(d);
-        }
+        read_term_postings(&mut gaps, &mut tf_s, df, n, &mut d_list, &mut f_list)?;
         docs.push(d_list);
         tfs.push(f_list);
     }

@@ -879,20 +879,8 @@ impl<'i> Searcher<'i> {
         let query = ctx.text();
         // A retrieval that walked nothing: no seed, no tiering call, no PPR.
         let unwalked = |fallback: Option<Fallback>, warning: &str, scores: &[f32]| Retrieval {
-            method: gm,
-            ablations: Vec::new(),
-            facts: Vec::new(),
-            seeds: Vec::new(),
-            anchors: Vec::new(),
-            overlay: Vec::new(),
-            tierer: None,
-            tier_failures: 0,
-            ppr: None,
-            floored: false,
             fallback,
             warnings: vec![warning.to_string()],
-            sources: Default::default(),
-            passage_sources: Vec::new(),
             passage_scores: kg
                 .graph
                 .passage_nodes()
@@ -911,8 +899,7 @@ impl<'i> Searcher<'i> {
                     }
                 })
                 .collect(),
-            node_scores: Vec::new(),
-            teleport: Vec::new(),
+            ..Retrieval::unwalked(gm)
         };
         if ctx.nothing_matches(false) {
             return Ok(GraphPrep::Done(Vec::new(), unwalked(None, NOTHING_MATCHES, &[])));
@@ -1254,16 +1241,7 @@ impl<'i> Searcher<'i> {
     /// Byte ranges of `text` whose index term is one of `terms` (from [`Searcher::query_terms`] or
     /// [`Trace::terms`]), in order, for highlighting.
     pub fn highlights(&self, terms: &HashSet<String>, text: &str) -> Vec<(usize, usize)> {
-        let mut out = Vec::new();
-        if terms.is_empty() {
-            return out;
-        }
-        self.index.analyzer.for_each_token(text, |term, s, e| {
-            if terms.contains(term) {
-                out.push((s, e));
-            }
-        });
-        out
+        crate::text::highlight::highlight_ranges(&self.index.analyzer, terms, text)
     }
 }
 

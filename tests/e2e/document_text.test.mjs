@@ -10,8 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_ARGS } from './chromium.mjs';
-import { serve } from '../../scripts/serve.mjs';
+import { servePage } from './chromium.mjs';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const dist = path.join(root, 'dist');
@@ -29,11 +28,7 @@ let browser;
 let server;
 
 before(async () => {
-  if (!fs.existsSync(path.join(dist, 'index.html'))) {
-    throw new Error('dist/index.html is missing: run `npm run build:wasm && npm run build:web` before the e2e tests');
-  }
-  server = await serve({ dir: dist, port: 0 });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  ({ server, browser } = await servePage(dist));
 });
 
 after(async () => {
